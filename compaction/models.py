@@ -1,0 +1,236 @@
+"""What we made of what was said (SPEC §5, §8).
+
+A ``CompactionJob`` is the work of summarising one range under one prompt
+version, bound to its exact source. ``Attempt`` rows record every try.
+A ``SummaryGeneration`` is written once, on success, and never changed:
+``save()``/``delete()`` refuse it here and a PostgreSQL trigger refuses raw
+SQL (migration 0002). Verdicts live in ``Review``; every manual action is an
+``AuditEvent``.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class ImmutableGenerationError(Exception):
+    """A succeeded generation was asked to change."""
+
+
+class PromptVersion(models.Model):
+    name = models.CharField(max_length=100, unique=True)  # e.g. conversation-compaction@3
+    family = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    description = models.TextField(blank=True, default="")
+    system_template = models.TextField()
+    user_template = models.TextField()
+    includes_user_text = models.BooleanField(default=False)
+    accepted_for_projection = models.BooleanField(default=False)
+    is_current = models.BooleanField(default=False)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["family", "version"], name="prompt_family_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JobState(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    EXHAUSTED = "exhausted"
+    STALE = "stale"
+
+
+class FailureCode(models.TextChoices):
+    TOOL_CALLS = "tool_calls"
+    FINISH_REASON = "finish_reason"
+    EMPTY = "empty"
+    TOO_LONG = "too_long"
+    PROVIDER_ERROR = "provider_error"
+    TIMEOUT = "timeout"
+    SOURCE_CHANGED = "source_changed"
+    LEASE_EXPIRED = "lease_expired"
+
+
+class CompactionJob(models.Model):
+    scope = models.CharField(max_length=100)
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.PROTECT, related_name="compaction_jobs"
+    )
+    from_pair = models.PositiveIntegerField()
+    to_pair = models.PositiveIntegerField()
+    message_ids = models.JSONField()
+    source_digest = models.CharField(max_length=64)
+    model_id = models.CharField(max_length=200)
+    prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
+    state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.PENDING)
+    attempts_used = models.PositiveIntegerField(default=0)
+    # 2 by default (SPEC §5); an operator's grant raises it by one.
+    max_attempts = models.PositiveIntegerField(default=2)
+    last_failure_code = models.CharField(max_length=30, choices=FailureCode.choices, blank=True, default="")
+    lease_owner = models.CharField(max_length=200, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "from_pair", "to_pair", "prompt_version", "model_id", "source_digest"],
+                name="job_binding_unique",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["conversation", "from_pair"], name="job_conversation_range"),
+            models.Index(fields=["state", "updated_at"], name="job_state_updated"),
+            models.Index(fields=["scope", "state"], name="job_scope_state"),
+            models.Index(fields=["lease_expires_at"], name="job_lease_expiry"),
+            models.Index(fields=["updated_at", "id"], name="job_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.conversation_id}[{self.from_pair}-{self.to_pair}] {self.state}"
+
+
+class AttemptOutcome(models.TextChoices):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Attempt(models.Model):
+    job = models.ForeignKey(CompactionJob, on_delete=models.PROTECT, related_name="attempts")
+    number = models.PositiveIntegerField()
+    worker = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, choices=AttemptOutcome.choices, default=AttemptOutcome.RUNNING)
+    failure_code = models.CharField(max_length=30, choices=FailureCode.choices, blank=True, default="")
+    failure_detail = models.TextField(blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    finish_reason = models.CharField(max_length=50, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # What the model actually returned, kept for review up to a cap.
+    raw_output = models.TextField(blank=True, default="")
+    raw_output_truncated = models.BooleanField(default=False)
+    tool_calls = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="attempt_job_number_unique"),
+        ]
+        ordering = ["job", "number"]
+
+
+class GenerationQuerySet(models.QuerySet):
+    """Bulk writes would bypass ``save()``/``delete()``; refuse them too."""
+
+    def update(self, **kwargs):
+        raise ImmutableGenerationError("summary generations are immutable")
+
+    def delete(self):
+        raise ImmutableGenerationError("summary generations are immutable")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise ImmutableGenerationError("summary generations are immutable")
+
+
+class SummaryGeneration(models.Model):
+    """One successful summary, immutable once written."""
+
+    objects = GenerationQuerySet.as_manager()
+
+    job = models.OneToOneField(CompactionJob, on_delete=models.PROTECT, related_name="generation")
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.PROTECT, related_name="generations"
+    )
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    text_bytes = models.PositiveIntegerField()
+    # The binding, copied in so the generation stands on its own.
+    scope = models.CharField(max_length=100)
+    from_pair = models.PositiveIntegerField()
+    to_pair = models.PositiveIntegerField()
+    message_ids = models.JSONField()
+    source_digest = models.CharField(max_length=64)
+    model_id = models.CharField(max_length=200)
+    prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="generations")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "number"], name="generation_conversation_number_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["conversation", "from_pair"], name="generation_conversation_range"),
+        ]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise ImmutableGenerationError(f"summary generation {self.pk} is immutable")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableGenerationError(f"summary generation {self.pk} is immutable")
+
+
+class Verdict(models.TextChoices):
+    APPROVED = "approved"
+    NEEDS_WORK = "needs_work"
+
+
+class Review(models.Model):
+    job = models.ForeignKey(CompactionJob, on_delete=models.PROTECT, related_name="reviews")
+    generation = models.ForeignKey(
+        SummaryGeneration, on_delete=models.PROTECT, null=True, blank=True, related_name="reviews"
+    )
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews")
+    verdict = models.CharField(max_length=20, choices=Verdict.choices)
+    note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["job", "-created_at"], name="review_job_latest")]
+
+
+class AuditEvent(models.Model):
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="audit_events"
+    )
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    action = models.CharField(max_length=50)
+    target_type = models.CharField(max_length=50)
+    target_id = models.CharField(max_length=100)
+    scope = models.CharField(max_length=100, blank=True, default="")
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    job = models.ForeignKey(CompactionJob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="audit_created"),
+            models.Index(fields=["scope", "-created_at"], name="audit_scope_created"),
+            models.Index(fields=["action", "-created_at"], name="audit_action_created"),
+        ]
+
+
+class AdmissionSlot(models.Model):
+    """One of COMPACTION_GLOBAL_CONCURRENCY slots for a model call, shared by
+    every worker through the database (SPEC §5 admission)."""
+
+    number = models.PositiveIntegerField(primary_key=True)
+    holder = models.CharField(max_length=200, blank=True, default="")
+    expires_at = models.DateTimeField(null=True, blank=True)

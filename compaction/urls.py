@@ -1,0 +1,25 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from conversations import api as conversations_api
+
+api_v1 = [
+    path("ingest/", conversations_api.IngestApi.as_view(), name="api-ingest"),
+    path("conversations/", conversations_api.ConversationListApi.as_view(), name="api-conversations"),
+    path("conversations/<int:conversation_id>/", conversations_api.ConversationDetailApi.as_view(), name="api-conversation"),
+    path("conversations/<int:conversation_id>/pairs/", conversations_api.ConversationPairsApi.as_view(), name="api-conversation-pairs"),
+    path(
+        "conversations/<int:conversation_id>/segments/",
+        conversations_api.ConversationSegmentsApi.as_view(),
+        name="api-conversation-segments",
+    ),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

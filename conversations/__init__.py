@@ -1,0 +1,1 @@
+"""What was said: conversations, runs, messages, their revisions and pairs."""

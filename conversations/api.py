@@ -1,0 +1,231 @@
+"""REST endpoints for ingest and reading conversations (SPEC §3, §8).
+
+Thin: each class parses input, calls one service or selector, renders.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.parsers import BaseParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from compaction.rest import ApiError, CanIngest, CanRead
+
+from . import selectors, services
+from .documents import DocumentInvalid, parse_document_bytes
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    errors = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)
+
+
+class RawJSONParser(BaseParser):
+    """Hands the body through untouched so the document is validated whole,
+    with our own field-level messages (including invalid UTF-8)."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.INGEST_MAX_DOCUMENT_BYTES
+        data = stream.read(limit + 1) if stream is not None else b""
+        return data
+
+
+class SegmentSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    from_pair = serializers.IntegerField()
+    to_pair = serializers.IntegerField()
+    message_ids = serializers.ListField(child=serializers.CharField())
+    digest = serializers.CharField(help_text="current source digest (SHA-256 hex) of the range")
+    user_bytes = serializers.IntegerField()
+    assistant_bytes = serializers.IntegerField()
+
+
+class IngestApi(APIView):
+    """Upsert one conversation document (SPEC §3)."""
+
+    permission_classes = [CanIngest]
+    parser_classes = [RawJSONParser]
+
+    class OutputSerializer(serializers.Serializer):
+        conversation = serializers.IntegerField(help_text="the conversation's id in this service")
+        scope = serializers.CharField()
+        external_id = serializers.CharField()
+        created = serializers.BooleanField()
+        changed = serializers.BooleanField()
+        pair_count = serializers.IntegerField()
+        messages_created = serializers.IntegerField()
+        messages_updated = serializers.IntegerField()
+        revisions_created = serializers.IntegerField()
+        segments = SegmentSerializer(many=True)
+
+    @extend_schema(
+        operation_id="ingest_conversation",
+        request={"application/json": {"type": "object", "description": "a conversation document (SPEC §3)"}},
+        responses={200: OutputSerializer, 201: OutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer},
+    )
+    def post(self, request):
+        raw = request.data if isinstance(request.data, bytes) else b""
+        try:
+            document = parse_document_bytes(raw)
+        except DocumentInvalid as exc:
+            raise ApiError(code="invalid_document", message=str(exc), errors=exc.errors) from None
+        if not selectors.user_can_see_scope(request.user, document.scope):
+            raise ApiError(
+                code="scope_forbidden",
+                message=f"this token may not write to scope {document.scope!r}",
+                status_code=status.HTTP_403_FORBIDDEN,
+                errors={"scope": [f"not granted: {document.scope!r}"]},
+            )
+        try:
+            result = services.conversation_ingest(document=document, actor=request.user.get_username())
+        except DocumentInvalid as exc:
+            raise ApiError(code="invalid_document", message=str(exc), errors=exc.errors) from None
+        conv = result.conversation
+        body = {
+            "conversation": conv.pk,
+            "scope": conv.scope,
+            "external_id": conv.external_id,
+            "created": result.created,
+            "changed": result.changed,
+            "pair_count": result.pair_count,
+            "messages_created": result.messages_created,
+            "messages_updated": result.messages_updated,
+            "revisions_created": result.revisions_created,
+            "segments": SegmentSerializer(result.segments, many=True).data,
+        }
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class ConversationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    scope = serializers.CharField()
+    external_id = serializers.CharField()
+    title = serializers.CharField()
+    metadata = serializers.JSONField()
+    pair_count = serializers.IntegerField()
+    segment_count = serializers.IntegerField()
+    message_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    last_activity_at = serializers.DateTimeField(allow_null=True)
+
+
+class ConversationCursor(CursorPagination):
+    ordering = ("-updated_at", "-id")
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class ConversationListApi(APIView):
+    permission_classes = [CanRead]
+
+    class FilterSerializer(serializers.Serializer):
+        scope = serializers.CharField(required=False)
+        external_id = serializers.CharField(required=False)
+        cursor = serializers.CharField(required=False)
+        page_size = serializers.IntegerField(required=False, min_value=1, max_value=500)
+
+    @extend_schema(
+        operation_id="list_conversations",
+        parameters=[
+            OpenApiParameter("scope", str, description="only this scope"),
+            OpenApiParameter("external_id", str, description="only this external id"),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: ConversationSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+    )
+    def get(self, request):
+        unknown = set(request.query_params) - set(self.FilterSerializer().fields)
+        if unknown:
+            raise ApiError(code="unknown_filter", message=f"unknown query parameter(s): {', '.join(sorted(unknown))}")
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        qs = selectors.conversations_visible(user=request.user)
+        if "scope" in filters.validated_data:
+            qs = qs.filter(scope=filters.validated_data["scope"])
+        if "external_id" in filters.validated_data:
+            qs = qs.filter(external_id=filters.validated_data["external_id"])
+        paginator = ConversationCursor()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(ConversationSerializer(page, many=True).data)
+
+
+def _conversation_or_404(request, conversation_id: int):
+    conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise ApiError(code="not_found", message=f"no conversation {conversation_id} in your scopes", status_code=404)
+    return conversation
+
+
+class ConversationDetailApi(APIView):
+    permission_classes = [CanRead]
+
+    @extend_schema(operation_id="get_conversation", responses={200: ConversationSerializer, 404: ErrorSerializer})
+    def get(self, request, conversation_id: int):
+        return Response(ConversationSerializer(_conversation_or_404(request, conversation_id)).data)
+
+
+class MessageRefSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+
+
+class PairSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    run = serializers.CharField(source="run.external_id")
+    run_status = serializers.CharField(source="run.status")
+    user = serializers.SerializerMethodField()
+    assistant = serializers.SerializerMethodField()
+
+    @extend_schema_field(MessageRefSerializer)
+    def get_user(self, pair) -> dict:
+        return {"id": pair.user_message.external_id, "text": pair.user_message.content}
+
+    @extend_schema_field(MessageRefSerializer)
+    def get_assistant(self, pair) -> dict:
+        return {"id": pair.assistant_message.external_id, "text": pair.assistant_message.content}
+
+
+class PairPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class ConversationPairsApi(APIView):
+    permission_classes = [CanRead]
+
+    @extend_schema(operation_id="list_pairs", responses={200: PairSerializer(many=True), 404: ErrorSerializer})
+    def get(self, request, conversation_id: int):
+        conversation = _conversation_or_404(request, conversation_id)
+        paginator = PairPagination()
+        page = paginator.paginate_queryset(selectors.conversation_pairs(conversation=conversation), request, view=self)
+        return paginator.get_paginated_response(PairSerializer(page, many=True).data)
+
+
+class SegmentPagination(PageNumberPagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class ConversationSegmentsApi(APIView):
+    permission_classes = [CanRead]
+
+    @extend_schema(operation_id="list_segments", responses={200: SegmentSerializer(many=True), 404: ErrorSerializer})
+    def get(self, request, conversation_id: int):
+        conversation = _conversation_or_404(request, conversation_id)
+        paginator = SegmentPagination()
+        page = paginator.paginate_queryset(
+            selectors.conversation_segments(conversation=conversation), request, view=self
+        )
+        return paginator.get_paginated_response(SegmentSerializer(page, many=True).data)

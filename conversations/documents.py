@@ -1,0 +1,314 @@
+"""The ingest document and its validation (SPEC §3).
+
+A document is validated whole before anything is written: every problem is
+collected under the path of the field it concerns (``messages[3].role``), so
+an integrator can fix them all in one round. Pure: no database. Whether a
+``run_id`` names a run already stored for the conversation is checked by the
+ingest service, which knows what is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+from django.utils import timezone
+
+from .models import MessageRole, MessageStatus, RunStatus
+
+RUN_STATUSES = frozenset(RunStatus.values)
+MESSAGE_ROLES = frozenset(MessageRole.values)
+MESSAGE_STATUSES = frozenset(MessageStatus.values)
+MAX_SCOPE = 100
+MAX_ID = 200
+MAX_TITLE = 500
+
+
+class DocumentInvalid(Exception):
+    """The document cannot be ingested; ``errors`` maps field paths to messages."""
+
+    def __init__(self, errors: dict[str, list[str]]):
+        self.errors = errors
+        first = next(iter(errors.items()))
+        super().__init__(f"{first[0]}: {first[1][0]}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+
+
+@dataclass(frozen=True)
+class RunDoc:
+    id: str
+    status: str
+    created_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ToolCallDoc:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class MessageDoc:
+    id: str
+    run_id: str | None
+    role: str
+    content: str
+    status: str
+    created_at: datetime
+    tool_calls: tuple[ToolCallDoc, ...] | None
+    tool_call_id: str
+
+    def tool_calls_json(self) -> list[dict] | None:
+        if self.tool_calls is None:
+            return None
+        return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
+
+
+@dataclass(frozen=True)
+class Document:
+    scope: str
+    id: str
+    title: str | None
+    metadata: dict | None
+    runs: tuple[RunDoc, ...]
+    messages: tuple[MessageDoc, ...]
+    size_bytes: int = 0
+
+
+@dataclass
+class _Errors:
+    found: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, path: str, message: str) -> None:
+        self.found.setdefault(path, []).append(message)
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+
+def parse_document_bytes(raw: bytes) -> Document:
+    """Decode, parse and validate one document given as bytes."""
+    limit = settings.INGEST_MAX_DOCUMENT_BYTES
+    if len(raw) > limit:
+        raise DocumentInvalid({"document": [f"document is {len(raw)} bytes; the limit is {limit} bytes"]})
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentInvalid(
+            {"document": [f"not valid UTF-8: byte {exc.start} ({raw[exc.start:exc.start + 1]!r}) cannot be decoded"]}
+        ) from None
+    return parse_document_text(text, size_bytes=len(raw))
+
+
+def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document:
+    if size_bytes is None:
+        size_bytes = len(text.encode("utf-8", "surrogatepass"))
+        limit = settings.INGEST_MAX_DOCUMENT_BYTES
+        if size_bytes > limit:
+            raise DocumentInvalid({"document": [f"document is {size_bytes} bytes; the limit is {limit} bytes"]})
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DocumentInvalid(
+            {"document": [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]}
+        ) from None
+    return validate_document(data, size_bytes=size_bytes)
+
+
+def _text(errors: _Errors, path: str, value: Any, *, required: bool, max_chars: int | None = None,
+          allow_blank: bool = False) -> str | None:
+    if value is None:
+        if required:
+            errors.add(path, "this field is required")
+        return None
+    if not isinstance(value, str):
+        errors.add(path, f"must be a string, got {type(value).__name__}")
+        return None
+    if "\x00" in value:
+        errors.add(path, "must not contain NUL characters")
+        return None
+    if not allow_blank and not value.strip():
+        errors.add(path, "must not be blank")
+        return None
+    if max_chars is not None and len(value) > max_chars:
+        errors.add(path, f"is {len(value)} characters; at most {max_chars} allowed")
+        return None
+    return value
+
+
+def _timestamp(errors: _Errors, path: str, value: Any, *, required: bool) -> datetime | None:
+    if value is None:
+        if required:
+            errors.add(path, "this field is required")
+        return None
+    if not isinstance(value, str):
+        errors.add(path, f"must be an ISO 8601 timestamp string, got {type(value).__name__}")
+        return None
+    try:
+        parsed = parse_datetime(value)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        errors.add(path, f"{value[:40]!r} is not an ISO 8601 timestamp")
+        return None
+    if timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, timezone.utc)
+    return parsed
+
+
+def _check_utf8_clean(errors: _Errors, path: str, value: str) -> int | None:
+    """UTF-8 length of ``value``, or None if it holds lone surrogates."""
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        errors.add(path, "is not valid UTF-8 text (contains an unpaired surrogate)")
+        return None
+
+
+def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
+    errors = _Errors()
+    if not isinstance(data, dict):
+        raise DocumentInvalid({"document": [f"must be a JSON object, got {type(data).__name__}"]})
+    known = {"scope", "id", "title", "metadata", "runs", "messages"}
+    for key in data:
+        if key not in known:
+            errors.add(key, "unknown field")
+
+    scope = _text(errors, "scope", data.get("scope"), required=True, max_chars=MAX_SCOPE)
+    conv_id = _text(errors, "id", data.get("id"), required=True, max_chars=MAX_ID)
+    title = _text(errors, "title", data.get("title"), required=False, max_chars=MAX_TITLE, allow_blank=True)
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        errors.add("metadata", f"must be an object, got {type(metadata).__name__}")
+        metadata = None
+
+    runs_raw = data.get("runs", [])
+    if not isinstance(runs_raw, list):
+        errors.add("runs", f"must be a list, got {type(runs_raw).__name__}")
+        runs_raw = []
+    messages_raw = data.get("messages", [])
+    if not isinstance(messages_raw, list):
+        errors.add("messages", f"must be a list, got {type(messages_raw).__name__}")
+        messages_raw = []
+    max_messages = settings.INGEST_MAX_MESSAGES
+    if len(messages_raw) > max_messages:
+        raise DocumentInvalid(
+            {"messages": [f"document has {len(messages_raw)} messages; the limit is {max_messages}"]}
+        )
+
+    runs: list[RunDoc] = []
+    run_ids: set[str] = set()
+    for i, raw in enumerate(runs_raw):
+        path = f"runs[{i}]"
+        if not isinstance(raw, dict):
+            errors.add(path, f"must be an object, got {type(raw).__name__}")
+            continue
+        for key in raw:
+            if key not in {"id", "status", "created_at"}:
+                errors.add(f"{path}.{key}", "unknown field")
+        run_id = _text(errors, f"{path}.id", raw.get("id"), required=True, max_chars=MAX_ID)
+        status = raw.get("status")
+        if status is None:
+            errors.add(f"{path}.status", "this field is required")
+        elif not isinstance(status, str) or status not in RUN_STATUSES:
+            errors.add(f"{path}.status", f"unknown run status {status!r}; expected one of {sorted(RUN_STATUSES)}")
+            status = None
+        created_at = _timestamp(errors, f"{path}.created_at", raw.get("created_at"), required=False)
+        if run_id is not None:
+            if run_id in run_ids:
+                errors.add(f"{path}.id", f"duplicate run id {run_id!r}")
+            run_ids.add(run_id)
+        if run_id is not None and status is not None:
+            runs.append(RunDoc(id=run_id, status=status, created_at=created_at))
+
+    content_limit = settings.INGEST_MAX_CONTENT_BYTES
+    messages: list[MessageDoc] = []
+    message_ids: set[str] = set()
+    allowed_message_keys = {"id", "run_id", "role", "content", "status", "created_at", "tool_calls", "tool_call_id"}
+    for i, raw in enumerate(messages_raw):
+        path = f"messages[{i}]"
+        if not isinstance(raw, dict):
+            errors.add(path, f"must be an object, got {type(raw).__name__}")
+            continue
+        for key in raw:
+            if key not in allowed_message_keys:
+                errors.add(f"{path}.{key}", "unknown field")
+        before = len(errors.found)
+        message_id = _text(errors, f"{path}.id", raw.get("id"), required=True, max_chars=MAX_ID)
+        if message_id is not None:
+            if message_id in message_ids:
+                errors.add(f"{path}.id", f"duplicate message id {message_id!r}")
+            message_ids.add(message_id)
+        run_id = _text(errors, f"{path}.run_id", raw.get("run_id"), required=False, max_chars=MAX_ID)
+        role = raw.get("role")
+        if role is None:
+            errors.add(f"{path}.role", "this field is required")
+        elif not isinstance(role, str) or role not in MESSAGE_ROLES:
+            errors.add(f"{path}.role", f"unknown role {role!r}; expected one of {sorted(MESSAGE_ROLES)}")
+        status = raw.get("status", "completed")
+        if not isinstance(status, str) or status not in MESSAGE_STATUSES:
+            errors.add(f"{path}.status", f"unknown message status {status!r}; expected one of {sorted(MESSAGE_STATUSES)}")
+        content = _text(errors, f"{path}.content", raw.get("content", ""), required=True, allow_blank=True)
+        if content is not None:
+            size = _check_utf8_clean(errors, f"{path}.content", content)
+            if size is not None and size > content_limit:
+                errors.add(f"{path}.content", f"content is {size} bytes; the limit is {content_limit} bytes")
+        created_at = _timestamp(errors, f"{path}.created_at", raw.get("created_at"), required=True)
+
+        tool_calls = None
+        raw_calls = raw.get("tool_calls")
+        if raw_calls is not None:
+            if not isinstance(raw_calls, list):
+                errors.add(f"{path}.tool_calls", f"must be a list, got {type(raw_calls).__name__}")
+            elif role != "assistant" and raw_calls:
+                errors.add(f"{path}.tool_calls", "only assistant messages may carry tool calls")
+            else:
+                calls = []
+                for j, call in enumerate(raw_calls):
+                    cpath = f"{path}.tool_calls[{j}]"
+                    if not isinstance(call, dict):
+                        errors.add(cpath, f"must be an object, got {type(call).__name__}")
+                        continue
+                    cid = _text(errors, f"{cpath}.id", call.get("id"), required=True, max_chars=MAX_ID)
+                    name = _text(errors, f"{cpath}.name", call.get("name"), required=True, max_chars=MAX_ID)
+                    args = call.get("arguments", "")
+                    if isinstance(args, (dict, list)):
+                        args = json.dumps(args, ensure_ascii=False, sort_keys=True)
+                    args = _text(errors, f"{cpath}.arguments", args, required=False, allow_blank=True)
+                    if cid is not None and name is not None:
+                        calls.append(ToolCallDoc(id=cid, name=name, arguments=args or ""))
+                tool_calls = tuple(calls) if calls else None
+        tool_call_id = raw.get("tool_call_id")
+        if role == "tool":
+            tool_call_id = _text(errors, f"{path}.tool_call_id", tool_call_id, required=True, max_chars=MAX_ID)
+        elif tool_call_id is not None:
+            tool_call_id = _text(errors, f"{path}.tool_call_id", tool_call_id, required=False, max_chars=MAX_ID)
+        if len(errors.found) == before:
+            messages.append(
+                MessageDoc(
+                    id=message_id,
+                    run_id=run_id,
+                    role=role,
+                    content=content,
+                    status=status,
+                    created_at=created_at,
+                    tool_calls=tool_calls,
+                    tool_call_id=tool_call_id or "",
+                )
+            )
+
+    if errors:
+        raise DocumentInvalid(errors.found)
+    return Document(
+        scope=scope,
+        id=conv_id,
+        title=title,
+        metadata=metadata,
+        runs=tuple(runs),
+        messages=tuple(messages),
+        size_bytes=size_bytes,
+    )

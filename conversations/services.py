@@ -1,0 +1,322 @@
+"""Writes for conversations: ingest and the pair/segment rebuild (SPEC §3–§5).
+
+``conversation_ingest`` is an idempotent upsert keyed by external ids, done
+in one transaction: the document is validated whole first (``documents``),
+run references are checked against what is stored, then runs and messages
+are written in bulk, every replaced content is kept as a ``MessageRevision``,
+and pairs and segments are rebuilt so each planned segment's *current*
+digest changes in the same transaction as the message that changed it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from compaction.digest import digest_input, source_digest
+from compaction.planning import plan_segments
+
+from .documents import Document, DocumentInvalid
+from .models import Conversation, Message, MessageRevision, Pair, Run, Segment
+from .pairing import MessageView, RunView, project_pairs
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SegmentChange:
+    from_pair: int
+    to_pair: int
+    old_digest: str | None
+    new_digest: str | None  # None when the range is no longer planned
+
+
+@dataclass
+class IngestResult:
+    conversation: Conversation
+    created: bool
+    changed: bool
+    runs_created: int = 0
+    runs_updated: int = 0
+    messages_created: int = 0
+    messages_updated: int = 0
+    revisions_created: int = 0
+    pair_count: int = 0
+    segments: list[Segment] = field(default_factory=list)
+    segment_changes: list[SegmentChange] = field(default_factory=list)
+
+
+def _message_fields_from_doc(doc) -> dict:
+    return {
+        "role": doc.role,
+        "content": doc.content,
+        "status": doc.status,
+        "tool_calls": doc.tool_calls_json(),
+        "tool_call_id": doc.tool_call_id,
+        "created_at": doc.created_at,
+    }
+
+
+def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
+    """Upsert one conversation document. Raises ``DocumentInvalid`` and writes
+    nothing when the document cannot be applied to what is stored."""
+    with transaction.atomic():
+        conversation = (
+            Conversation.objects.select_for_update()
+            .filter(scope=document.scope, external_id=document.id)
+            .first()
+        )
+        created = conversation is None
+        if created:
+            conversation = Conversation.objects.create(
+                scope=document.scope,
+                external_id=document.id,
+                title=document.title or "",
+                metadata=document.metadata or {},
+            )
+            stored_runs: dict[str, Run] = {}
+            stored_messages: dict[str, Message] = {}
+        else:
+            stored_runs = {r.external_id: r for r in Run.objects.filter(conversation=conversation)}
+            stored_messages = {m.external_id: m for m in Message.objects.filter(conversation=conversation)}
+
+        result = IngestResult(conversation=conversation, created=created, changed=created)
+
+        # Run references may point at runs in this document or already stored.
+        known_run_ids = set(stored_runs) | {r.id for r in document.runs}
+        errors: dict[str, list[str]] = {}
+        for i, m in enumerate(document.messages):
+            if m.run_id is not None and m.run_id not in known_run_ids:
+                errors.setdefault(f"messages[{i}].run_id", []).append(
+                    f"run {m.run_id!r} is not in conversation {document.id!r}"
+                )
+            stored = stored_messages.get(m.id)
+            if stored is not None and stored.role != m.role:
+                errors.setdefault(f"messages[{i}].role", []).append(
+                    f"message {m.id!r} is stored with role {stored.role!r}; a message's role cannot change"
+                )
+        if errors:
+            raise DocumentInvalid(errors)
+
+        # Conversation fields.
+        conv_updates = []
+        if document.title is not None and document.title != conversation.title:
+            conversation.title = document.title
+            conv_updates.append("title")
+        if document.metadata is not None and document.metadata != conversation.metadata:
+            conversation.metadata = document.metadata
+            conv_updates.append("metadata")
+
+        # Runs.
+        new_runs, changed_runs = [], []
+        for r in document.runs:
+            stored = stored_runs.get(r.id)
+            if stored is None:
+                new_runs.append(Run(conversation=conversation, external_id=r.id, status=r.status, created_at=r.created_at))
+            elif stored.status != r.status or (r.created_at is not None and stored.created_at != r.created_at):
+                stored.status = r.status
+                if r.created_at is not None:
+                    stored.created_at = r.created_at
+                changed_runs.append(stored)
+        if new_runs:
+            Run.objects.bulk_create(new_runs)
+            for run in new_runs:
+                stored_runs[run.external_id] = run
+        if changed_runs:
+            Run.objects.bulk_update(changed_runs, ["status", "created_at"])
+        result.runs_created, result.runs_updated = len(new_runs), len(changed_runs)
+
+        # Messages.
+        now = timezone.now()
+        next_sequence = max((m.sequence for m in stored_messages.values()), default=-1) + 1
+        new_messages, changed_messages, revisions = [], [], []
+        for m in document.messages:
+            run = stored_runs[m.run_id] if m.run_id is not None else None
+            fields = _message_fields_from_doc(m)
+            stored = stored_messages.get(m.id)
+            if stored is None:
+                new_messages.append(
+                    Message(conversation=conversation, run=run, external_id=m.id, sequence=next_sequence, **fields)
+                )
+                next_sequence += 1
+                continue
+            content_changed = (
+                stored.content != m.content or stored.status != m.status or stored.tool_calls != fields["tool_calls"]
+            )
+            other_changed = (
+                stored.run_id != (run.pk if run else None)
+                or stored.tool_call_id != m.tool_call_id
+                or stored.created_at != m.created_at
+            )
+            if not (content_changed or other_changed):
+                continue
+            if content_changed:
+                stored.revision_count += 1
+                revisions.append(
+                    MessageRevision(
+                        message=stored,
+                        number=stored.revision_count,
+                        content=stored.content,
+                        status=stored.status,
+                        tool_calls=stored.tool_calls,
+                        replaced_at=now,
+                        replaced_by=actor,
+                    )
+                )
+            stored.run = run
+            stored.updated_at = now
+            for name, value in fields.items():
+                setattr(stored, name, value)
+            changed_messages.append(stored)
+        if new_messages:
+            Message.objects.bulk_create(new_messages, batch_size=2000)
+            for message in new_messages:
+                stored_messages[message.external_id] = message
+        if changed_messages:
+            Message.objects.bulk_update(
+                changed_messages,
+                ["run", "content", "status", "tool_calls", "tool_call_id", "created_at", "revision_count", "updated_at"],
+                batch_size=1000,
+            )
+        if revisions:
+            MessageRevision.objects.bulk_create(revisions, batch_size=1000)
+        result.messages_created = len(new_messages)
+        result.messages_updated = len(changed_messages)
+        result.revisions_created = len(revisions)
+
+        structure_changed = bool(new_runs or changed_runs or new_messages or changed_messages)
+        result.changed = created or structure_changed or bool(conv_updates)
+        if structure_changed or created:
+            last_activity = max((m.created_at for m in stored_messages.values()), default=None)
+            conversation.last_activity_at = last_activity
+            conversation.message_count = len(stored_messages)
+            conv_updates += ["last_activity_at", "message_count"]
+            pairs, segments, changes = _rebuild_pairs_and_segments(
+                conversation, stored_runs.values(), stored_messages.values(), fresh=created
+            )
+            conversation.pair_count = len(pairs)
+            conversation.segment_count = len(segments)
+            conv_updates += ["pair_count", "segment_count"]
+            result.segment_changes = changes
+            result.segments = segments
+        else:
+            result.segments = list(Segment.objects.filter(conversation=conversation))
+        result.pair_count = conversation.pair_count
+        if conv_updates:
+            conversation.save(update_fields=sorted(set(conv_updates)) + ["updated_at"])
+        if result.segment_changes:
+            _notify_segments_changed(conversation, result.segment_changes)
+        return result
+
+
+def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
+    run_views = [RunView(key=r.pk, external_id=r.external_id, status=r.status) for r in runs]
+    message_views = [
+        MessageView(
+            key=m.pk,
+            external_id=m.external_id,
+            run_key=m.run_id,
+            role=m.role,
+            content=m.content,
+            status=m.status,
+            has_tool_calls=bool(m.tool_calls),
+            created_at=m.created_at,
+            sequence=m.sequence,
+        )
+        for m in messages
+    ]
+    pairs = project_pairs(run_views, message_views)
+
+    # Pairs: keep the unchanged prefix, rewrite from the first difference on.
+    wanted = [
+        (p.index, p.run_key, p.user.key, p.assistant.key, len(p.user.content.encode()), len(p.assistant.content.encode()))
+        for p in pairs
+    ]
+    if fresh:
+        existing = []
+    else:
+        existing = list(
+            Pair.objects.filter(conversation=conversation)
+            .order_by("index")
+            .values_list("index", "run_id", "user_message_id", "assistant_message_id", "user_bytes", "assistant_bytes")
+        )
+    first_diff = 0
+    while first_diff < min(len(existing), len(wanted)) and existing[first_diff] == wanted[first_diff]:
+        first_diff += 1
+    if first_diff < len(existing):
+        Pair.objects.filter(conversation=conversation, index__gte=first_diff).delete()
+    if first_diff < len(wanted):
+        Pair.objects.bulk_create(
+            [
+                Pair(
+                    conversation=conversation,
+                    index=i,
+                    run_id=run_id,
+                    user_message_id=u,
+                    assistant_message_id=a,
+                    user_bytes=ub,
+                    assistant_bytes=ab,
+                )
+                for (i, run_id, u, a, ub, ab) in wanted[first_diff:]
+            ],
+            batch_size=2000,
+        )
+
+    # Segments: every planned range with its current digest.
+    stored_segments = {} if fresh else {s.from_pair: s for s in Segment.objects.filter(conversation=conversation)}
+    planned = plan_segments(len(pairs))
+    changes: list[SegmentChange] = []
+    to_create, to_update = [], []
+    result_segments = []
+    for rng in planned:
+        members = pairs[rng.from_pair : rng.to_pair + 1]
+        digest = source_digest(
+            digest_input(p.index, p.user.external_id, p.user.content, p.assistant.external_id, p.assistant.content)
+            for p in members
+        )
+        ids = [x for p in members for x in (p.user.external_id, p.assistant.external_id)]
+        user_bytes = sum(len(p.user.content.encode()) for p in members)
+        assistant_bytes = sum(len(p.assistant.content.encode()) for p in members)
+        stored = stored_segments.pop(rng.from_pair, None)
+        if stored is None:
+            segment = Segment(
+                conversation=conversation,
+                number=rng.number,
+                from_pair=rng.from_pair,
+                to_pair=rng.to_pair,
+                message_ids=ids,
+                digest=digest,
+                user_bytes=user_bytes,
+                assistant_bytes=assistant_bytes,
+            )
+            to_create.append(segment)
+            changes.append(SegmentChange(rng.from_pair, rng.to_pair, None, digest))
+        else:
+            segment = stored
+            if stored.digest != digest or stored.message_ids != ids:
+                changes.append(SegmentChange(rng.from_pair, rng.to_pair, stored.digest, digest))
+                stored.digest, stored.message_ids = digest, ids
+                stored.user_bytes, stored.assistant_bytes = user_bytes, assistant_bytes
+                stored.updated_at = timezone.now()
+                to_update.append(stored)
+        result_segments.append(segment)
+    if to_create:
+        Segment.objects.bulk_create(to_create)
+    if to_update:
+        Segment.objects.bulk_update(to_update, ["digest", "message_ids", "user_bytes", "assistant_bytes", "updated_at"])
+    if stored_segments:
+        for gone in stored_segments.values():
+            changes.append(SegmentChange(gone.from_pair, gone.to_pair, gone.digest, None))
+        Segment.objects.filter(pk__in=[s.pk for s in stored_segments.values()]).delete()
+    return pairs, result_segments, changes
+
+
+def _notify_segments_changed(conversation, changes: list[SegmentChange]) -> None:
+    """Let the engine react, inside this transaction, to digests that moved."""
+    from compaction.services import jobs_sources_changed
+
+    jobs_sources_changed(conversation=conversation, changes=changes)
