@@ -88,6 +88,7 @@ class CompactionJob(models.Model):
         ]
         indexes = [
             models.Index(fields=["conversation", "from_pair"], name="job_conversation_range"),
+            models.Index(fields=["conversation", "state"], name="job_conversation_state"),
             models.Index(fields=["state", "updated_at"], name="job_state_updated"),
             models.Index(fields=["scope", "state"], name="job_scope_state"),
             models.Index(fields=["lease_expires_at"], name="job_lease_expiry"),

@@ -181,3 +181,14 @@ class ScopeGrant(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["user", "scope"], name="scope_grant_user_scope_unique"),
         ]
+
+
+class TokenScope(models.Model):
+    """Narrows an API token to some of its user's scopes.
+
+    A token without a row sees every scope its user sees; with a row it sees
+    only the intersection of ``scopes`` and its user's grants.
+    """
+
+    token = models.OneToOneField("authtoken.Token", on_delete=models.CASCADE, related_name="scope_limit")
+    scopes = models.JSONField(default=list)

@@ -12,5 +12,5 @@ def create_groups(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("compaction", "0003_prompt_versions"), ("auth", "0012_alter_user_first_name_max_length")]
+    dependencies = [("compaction", "0004_prompt_versions"), ("auth", "0012_alter_user_first_name_max_length")]
     operations = [migrations.RunPython(create_groups, migrations.RunPython.noop)]

@@ -38,5 +38,5 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("compaction", "0001_initial")]
+    dependencies = [("compaction", "0002_initial")]
     operations = [migrations.RunPython(forwards, backwards)]

@@ -68,5 +68,5 @@ def remove_versions(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("compaction", "0002_generation_immutable_trigger")]
+    dependencies = [("compaction", "0003_generation_immutable_trigger")]
     operations = [migrations.RunPython(create_versions, remove_versions)]

@@ -1,0 +1,189 @@
+"""Operator and reviewer actions (SPEC §1, §5; Zulip's ``do_*`` shape).
+
+Each action takes the acting user and (for operators) a required reason,
+writes one ``AuditEvent`` with before/after values in the same transaction,
+and enqueues work only after that transaction commits. Pages and the REST
+API call these and nothing else to change a job.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from .models import AuditEvent, CompactionJob, JobState, PromptVersion, Review, Verdict
+from .services import conversation_plan
+
+RERUNNABLE = (JobState.FAILED, JobState.EXHAUSTED)
+
+
+class ActionRefused(Exception):
+    """An action that cannot be applied; ``code`` is machine-readable."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        self.message = message
+        super().__init__(message)
+
+
+def _require_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ActionRefused("reason_required", "a reason is required")
+    return reason
+
+
+def job_snapshot(job: CompactionJob) -> dict:
+    return {
+        "state": job.state,
+        "attempts_used": job.attempts_used,
+        "max_attempts": job.max_attempts,
+        "prompt_version": job.prompt_version.name,
+        "last_failure_code": job.last_failure_code,
+    }
+
+
+def audit_record(*, actor, action: str, target_type: str, target_id, reason: str = "", scope: str = "",
+                 conversation=None, job=None, before=None, after=None) -> AuditEvent:
+    is_user = getattr(actor, "pk", None) is not None
+    return AuditEvent.objects.create(
+        actor=actor if is_user else None,
+        actor_label=actor.get_username() if is_user else str(actor or "system"),
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        scope=scope,
+        conversation=conversation,
+        job=job,
+        before=before,
+        after=after,
+        reason=reason,
+    )
+
+
+def enqueue_after_commit(job_ids: list[int]) -> None:
+    if not job_ids:
+        return
+
+    def send():
+        from .tasks import run_job
+
+        for job_id in job_ids:
+            run_job.delay(job_id)
+
+    transaction.on_commit(send)
+
+
+def _grant(job: CompactionJob, *, actor, reason: str, action: str) -> CompactionJob:
+    job = CompactionJob.objects.select_for_update().select_related("prompt_version", "conversation").get(pk=job.pk)
+    if job.state not in RERUNNABLE:
+        raise ActionRefused(
+            "not_rerunnable", f"job {job.pk} is {job.state}; only failed or exhausted jobs can be re-run"
+        )
+    before = job_snapshot(job)
+    job.max_attempts = max(job.max_attempts, job.attempts_used) + 1
+    job.state = JobState.PENDING
+    job.save(update_fields=["max_attempts", "state", "updated_at"])
+    audit_record(actor=actor, action=action, target_type="job", target_id=job.pk, reason=reason,
+                 scope=job.scope, conversation=job.conversation, job=job, before=before, after=job_snapshot(job))
+    return job
+
+
+def job_grant_attempt(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """One more attempt for a failed or exhausted job, queued at once."""
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        job = _grant(job, actor=actor, reason=reason, action="job.grant_attempt")
+        enqueue_after_commit([job.pk])
+    return job
+
+
+def job_rerun(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """Re-run a failed or exhausted job (grants it one more attempt)."""
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        job = _grant(job, actor=actor, reason=reason, action="job.rerun")
+        enqueue_after_commit([job.pk])
+    return job
+
+
+def jobs_bulk_rerun(*, jobs, actor, reason: str) -> tuple[list[CompactionJob], list[tuple[int, str]]]:
+    """Re-run many jobs with one reason. Jobs that cannot be re-run are
+    reported, not fatal: returns (re-run jobs, [(job id, why not)])."""
+    reason = _require_reason(reason)
+    done, skipped = [], []
+    with transaction.atomic():
+        for job in jobs:
+            try:
+                with transaction.atomic():
+                    done.append(_grant(job, actor=actor, reason=reason, action="job.rerun"))
+            except ActionRefused as exc:
+                skipped.append((job.pk, exc.message))
+        enqueue_after_commit([j.pk for j in done])
+    return done, skipped
+
+
+def conversation_rerun(*, conversation, actor, reason: str) -> list[CompactionJob]:
+    """Re-run every failed or exhausted range of a conversation and plan jobs
+    for ranges whose source changed (their old jobs stay as the record)."""
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        granted = [
+            _grant(job, actor=actor, reason=reason, action="job.rerun")
+            for job in CompactionJob.objects.filter(conversation=conversation, state__in=RERUNNABLE)
+        ]
+        planned = conversation_plan(conversation=conversation)
+        jobs = granted + planned
+        audit_record(actor=actor, action="conversation.rerun", target_type="conversation",
+                     target_id=conversation.pk, reason=reason, scope=conversation.scope, conversation=conversation,
+                     before=None, after={"granted": [j.pk for j in granted], "planned": [j.pk for j in planned]})
+        enqueue_after_commit([j.pk for j in jobs])
+    return jobs
+
+
+def job_rerun_with_prompt(*, job: CompactionJob, prompt_version: PromptVersion, actor, reason: str) -> CompactionJob:
+    """A new job for the same range under a newer prompt version; the old job
+    and its generation stay untouched."""
+    reason = _require_reason(reason)
+    if prompt_version.family != job.prompt_version.family or prompt_version.version <= job.prompt_version.version:
+        raise ActionRefused(
+            "not_newer", f"{prompt_version.name} is not newer than {job.prompt_version.name}"
+        )
+    from conversations.models import Segment
+
+    with transaction.atomic():
+        segment = Segment.objects.filter(conversation=job.conversation, from_pair=job.from_pair).first()
+        if segment is None:
+            raise ActionRefused("not_planned", f"range {job.from_pair}-{job.to_pair} is no longer planned")
+        new_job, created = CompactionJob.objects.get_or_create(
+            conversation=job.conversation,
+            from_pair=segment.from_pair,
+            to_pair=segment.to_pair,
+            prompt_version=prompt_version,
+            model_id=job.model_id,
+            source_digest=segment.digest,
+            defaults={"scope": job.scope, "message_ids": segment.message_ids},
+        )
+        if not created:
+            raise ActionRefused("exists", f"job {new_job.pk} already covers this range under {prompt_version.name}")
+        audit_record(actor=actor, action="job.rerun_with_prompt", target_type="job", target_id=new_job.pk,
+                     reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
+                     before={"job": job.pk, "prompt_version": job.prompt_version.name},
+                     after={"job": new_job.pk, "prompt_version": prompt_version.name})
+        enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def review_record(*, job: CompactionJob, reviewer, verdict: str, note: str = "") -> Review:
+    """A support verdict on a job's summary; the newest one is current."""
+    if verdict not in Verdict.values:
+        raise ActionRefused("invalid_verdict", f"verdict must be one of {Verdict.values}")
+    with transaction.atomic():
+        generation = getattr(job, "generation", None) if job.state == JobState.SUCCEEDED else None
+        previous = Review.objects.filter(job=job).order_by("-created_at", "-id").first()
+        review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict,
+                                       note=note or "")
+        audit_record(actor=reviewer, action="review.record", target_type="job", target_id=job.pk, reason=note or "",
+                     scope=job.scope, conversation=job.conversation, job=job,
+                     before={"verdict": previous.verdict, "note": previous.note} if previous else None,
+                     after={"verdict": verdict, "note": note or ""})
+    return review
