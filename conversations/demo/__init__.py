@@ -10,7 +10,7 @@ edited after the fact (see ``builder``).
 from __future__ import annotations
 
 from . import airline_support, debugging, fund_research, insurance_claims, mixed_etf, travel_planning
-from .builder import Built, Edit, build
+from .builder import Built, build
 
 MODULES = (fund_research, travel_planning, airline_support, debugging, insurance_claims, mixed_etf)
 

@@ -130,12 +130,13 @@ MIDDLE = [
     ask("Sorry, I meant it should be 2013-09-03, the day and month were swapped. And the year is 2013, not 2014.",
         "Thanks for the correction. I'll set Maya Whitfield's date of birth to 2013-09-03 (replacing 2014-03-09) "
         "on both R8TN4X and R8TN4Y. Shall I go ahead?"),
-    tool("Yes please.",
-         [Call("update_passenger", {"reservation_id": "R8TN4X", "passenger": "Maya Whitfield", "dob": "2013-09-03"},
+    tool(user="Yes please.",
+         calls=[Call("update_passenger", {"reservation_id": "R8TN4X", "passenger": "Maya Whitfield", "dob": "2013-09-03"},
                '{"ok": true}'),
           Call("update_passenger", {"reservation_id": "R8TN4Y", "passenger": "Maya Whitfield", "dob": "2013-09-03"},
                '{"ok": true}')],
-         "Updated: Maya Whitfield's date of birth is now 2013-09-03 on R8TN4X and R8TN4Y. No fee applies to a "
+         preface="Updating both Orlando reservations now.",
+         answer="Updated: Maya Whitfield's date of birth is now 2013-09-03 on R8TN4X and R8TN4Y. No fee applies to a "
          "date-of-birth correction."),
     clarify("Can you move us to an earlier flight on the way back?",
             "Which way back do you mean: the Orlando return R8TN4Y on December 27, or the London return P2VD7L on "

@@ -14,32 +14,32 @@ from datetime import datetime, timezone
 
 from .builder import Call, Conversation, ask, note, streaming, tool
 
-# Failing test, file:line, error, cause, fix, time lost.
+# Failing test, file:line, error, cause, fix, hours lost, the offending line.
 FAILURES = [
     ("test_invoice_totals_round_half_even", "billing/tests/test_totals.py:88",
      "AssertionError: Decimal('10.04') != Decimal('10.05')", "the helper used ROUND_HALF_UP while the ledger uses ROUND_HALF_EVEN",
-     "pass rounding=ROUND_HALF_EVEN to quantize() in billing/money.py line 41", 2),
+     "pass rounding=ROUND_HALF_EVEN to quantize() in billing/money.py line 41", 2, '    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)'),
     ("test_export_csv_utf8_bom", "reports/tests/test_export.py:132",
      "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xef in position 0",
      "Excel-compatible export writes a BOM and the test reads with encoding='utf-8'",
-     "read with encoding='utf-8-sig' in the test, keep the BOM in the export", 1),
+     "read with encoding='utf-8-sig' in the test, keep the BOM in the export", 1, '    with open(path, encoding="utf-8") as fh:'),
     ("test_retry_backoff_caps_at_300s", "tasks/tests/test_retry.py:54",
      "AssertionError: 320 != 300", "jitter is added after the cap instead of before",
-     "apply min(backoff + jitter, 300) in tasks/retry.py line 19", 3),
+     "apply min(backoff + jitter, 300) in tasks/retry.py line 19", 3, '    delay = min(base * 2 ** attempt, 300) + random.uniform(0, 30)'),
     ("test_webhook_signature_rejects_replay", "hooks/tests/test_signing.py:71",
      "Failed: DID NOT RAISE <class 'hooks.errors.ReplayError'>",
      "the timestamp tolerance is 3000 seconds; the constant was meant to be 300",
-     "set REPLAY_WINDOW_SECONDS = 300 in hooks/signing.py", 2),
+     "set REPLAY_WINDOW_SECONDS = 300 in hooks/signing.py", 2, 'REPLAY_WINDOW_SECONDS = 3000'),
     ("test_report_timezone_midnight", "reports/tests/test_daily.py:19",
      "AssertionError: 2026-11-02 != 2026-11-01",
      "the daily bucket uses date.today() (UTC on CI) instead of the account's Europe/Berlin zone",
-     "use timezone.localdate(timezone=account.tz) in reports/daily.py", 4),
+     "use timezone.localdate(timezone=account.tz) in reports/daily.py", 4, '    bucket = date.today()'),
     ("test_bulk_import_is_atomic", "imports/tests/test_bulk.py:203",
      "AssertionError: 37 rows written, expected 0", "bulk_create runs outside transaction.atomic when ignore_conflicts=True",
-     "wrap the whole import in transaction.atomic() and validate before writing", 5),
+     "wrap the whole import in transaction.atomic() and validate before writing", 5, '    Row.objects.bulk_create(rows, ignore_conflicts=True)'),
     ("test_rate_limit_resets_per_minute", "api/tests/test_throttle.py:45",
      "AssertionError: 429 != 200", "the cache key includes seconds, so the window never resets on a minute boundary",
-     "build the key from int(time() // 60)", 1),
+     "build the key from int(time() // 60)", 1, '    key = f"rl:{client_id}:{int(time())}"'),
 ]
 
 
@@ -57,19 +57,20 @@ def _run(f):
 
 
 def _diagnose(f):
-    name, where, error, cause, fix, _hours = f
-    path = where.split(":")[0]
+    name, where, error, cause, fix, _hours, code = f
+    path, line = where.split(":")[0], int(where.split(":")[1])
     users = ["What's the cause?", "Why does it do that?", "Ok, so what's actually wrong?"]
     i = FAILURES.index(f)
     return tool(
         users[i % 3],
-        [Call("read_file", {"path": path, "around_line": int(where.split(":")[1])}, f"# {path}\n…")],
+        [Call("find_code_under_test", {"test": f"{path}::{name}", "failing_line": line},
+              json.dumps({"test": f"{path}::{name}", "suspect_line": code}))],
         f"The cause: {cause}. Suggested fix: {fix}.",
     )
 
 
 def _verify(f):
-    name, where, _error, _cause, fix, hours = f
+    name, where, _error, _cause, fix, hours, _code = f
     users = ["Applied the fix, run it again.", "Pushed the change, check it.", "Done, does it pass now?"]
     i = FAILURES.index(f)
     return tool(
