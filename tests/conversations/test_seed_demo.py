@@ -132,6 +132,11 @@ def test_tool_results_sit_inside_runs_whose_pair_answer_has_no_tool_calls(demo):
             assert pair.assistant_message.content.strip()
             assert pair.assistant_message.sequence > message.sequence
     assert paired_runs >= 20
+    # A remark the assistant made before calling tools is not the answer: the last one is.
+    remark = Message.objects.get(content="Updating both Orlando reservations now.")
+    pair = Pair.objects.select_related("assistant_message").get(run=remark.run)
+    assert pair.assistant_message != remark
+    assert pair.assistant_message.content.startswith("Updated: Maya Whitfield's date of birth is now 2013-09-03")
     # The tool-call requests themselves have empty content and are never answers.
     requests = Message.objects.filter(role="assistant", tool_calls__isnull=False)
     assert not Pair.objects.filter(assistant_message__in=requests).exists()
