@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.settings import api_settings
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -48,11 +50,26 @@ _ERROR = inline_serializer(
 )
 
 
+class _NoFormatOverride:
+    URL_FORMAT_OVERRIDE = None
+
+    def __getattr__(self, name):
+        return getattr(api_settings, name)
+
+
+class ProjectionNegotiation(DefaultContentNegotiation):
+    """``format`` is this endpoint's own parameter (blocks|openai), not DRF's
+    renderer override; the response is always JSON-negotiated by Accept."""
+
+    settings = _NoFormatOverride()
+
+
 class ConversationProjectionApi(APIView):
     """What the agent's next run is given: summaries and raw pairs within a
     budget, with an account of every pair (SPEC §6)."""
 
     permission_classes = [CanRead]
+    content_negotiation_class = ProjectionNegotiation
 
     @extend_schema(
         operation_id="get_projection",
