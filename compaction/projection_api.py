@@ -10,11 +10,14 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.settings import api_settings
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from conversations import selectors
+
+from . import packing
 
 from .projection import (
     FORMATS,
@@ -50,6 +53,29 @@ _ERROR = inline_serializer(
 )
 
 
+class ProjectionJSONRenderer(JSONRenderer):
+    """JSON, with the account's shared omitted prefix spliced in from its
+    cached encoding instead of encoded again entry by entry: the response
+    for a 10,000-pair history under a small budget then costs about what
+    the budget costs. The bytes are the same JSON an encoder would write."""
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        pairs = data.get("pairs") if isinstance(data, dict) else None
+        if (
+            not isinstance(pairs, packing.Account)
+            or not pairs.omitted
+            or pairs.omitted_json is None
+            or self.get_indent(accepted_media_type, renderer_context or {})
+            or next(reversed(data)) != "pairs"
+        ):
+            return super().render(data, accepted_media_type, renderer_context)
+        head = super().render({k: v for k, v in data.items() if k != "pairs"}, accepted_media_type, renderer_context)
+        rest = super().render(list(pairs[pairs.omitted:]), accepted_media_type, renderer_context)[1:-1]
+        return b"".join([
+            head[:-1], b',"pairs":[', pairs.omitted_json.encode("utf-8"), b"," if rest else b"", rest, b"]}",
+        ])
+
+
 class _NoFormatOverride:
     URL_FORMAT_OVERRIDE = None
 
@@ -70,6 +96,7 @@ class ConversationProjectionApi(APIView):
 
     permission_classes = [CanRead]
     content_negotiation_class = ProjectionNegotiation
+    renderer_classes = [ProjectionJSONRenderer, BrowsableAPIRenderer]
 
     @extend_schema(
         operation_id="get_projection",

@@ -338,3 +338,35 @@ def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tok
         for b in body["blocks"]:
             covered |= set(range(b["from_pair"], b["to_pair"] + 1)) if b["kind"] == "summary" else {b["pair"]}
         assert covered == given_pairs
+
+
+@pytest.mark.django_db(transaction=True)
+def test_projection_reads_one_read_only_snapshot_and_leaves_the_connection_as_it_was(monkeypatch):
+    from compaction.projection import _Reader
+
+    if connection.vendor != "postgresql":
+        pytest.skip("REPEATABLE READ snapshot is PostgreSQL's; SQLite reads one snapshot per transaction anyway")
+    conv = ingest_pairs(35)
+    summary_for(conv, 0)
+    seen = []
+    original = _Reader.start
+
+    def spy(self, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW transaction_isolation")
+            seen.append(cursor.fetchone()[0])
+            cursor.execute("SHOW transaction_read_only")
+            seen.append(cursor.fetchone()[0])
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(_Reader, "start", spy)
+    raw = connection.connection
+    before = (raw.isolation_level, raw.read_only)
+    with CaptureQueriesContext(connection) as ctx:
+        body = project(conv)
+    assert body["complete"] is True and body["blocks"][0]["kind"] == "summary"
+    assert seen == ["repeatable read", "on"]
+    assert (raw.isolation_level, raw.read_only) == before
+    assert not any(q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")) for q in ctx.captured_queries)
+    # The connection still writes normally afterwards.
+    ingest_pairs(3, external_id="after")

@@ -126,3 +126,32 @@ def test_projection_is_in_the_openapi_schema(api):
     operation = schema["paths"]["/api/v1/conversations/{conversation_id}/projection"]["get"]
     names = {p["name"] for p in operation["parameters"]}
     assert {"budget_bytes", "budget_tokens", "format"} <= names
+
+
+def test_spliced_account_is_the_same_json_as_plain_encoding(api):
+    import json
+
+    from rest_framework.renderers import JSONRenderer
+
+    from compaction.projection import conversation_projection
+    from compaction.projection_api import ProjectionJSONRenderer
+
+    conv = ingest_pairs(60)
+    summary_for(conv, 0)
+    body = conversation_projection(conversation=conv, budget_bytes=600)
+    assert body["pairs"].omitted > 0
+    spliced = ProjectionJSONRenderer().render(body)
+    assert json.loads(spliced) == json.loads(JSONRenderer().render(body))
+    response = api.get(url(conv.pk, "budget_bytes=600"))
+    assert response.json() == json.loads(spliced)
+    assert [p["index"] for p in response.json()["pairs"]] == list(range(60))
+
+
+def test_shared_account_entries_cannot_be_changed_by_a_caller():
+    from compaction.projection import conversation_projection
+
+    conv = ingest_pairs(30)
+    body = conversation_projection(conversation=conv, budget_bytes=1)
+    with pytest.raises(TypeError):
+        body["pairs"][0]["reason"] = "changed"
+    assert conversation_projection(conversation=conv, budget_bytes=1)["pairs"][0]["reason"] == "over_budget"
