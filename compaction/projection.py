@@ -5,15 +5,22 @@ and §6 cases B and C; seed 002 §6.10).
 run, so it is on the hot path and its cost follows the budget, not the
 history:
 
-1. Sizes only, newest first. The raw tail is read from ``Pair`` sizes, then
-   planned segments in growing chunks (``Segment`` sizes and current digest,
-   generation facts without their text, job states only for segments that
-   lack a usable summary). A segment's raw pair sizes are read only when it
-   falls back. ``packing.pack`` consumes these lazily and stops at the first
-   piece that does not fit, so nothing older than the cut is read.
-2. Texts only for what is returned: one range read of user texts, one read
-   of the raw pairs' assistant texts, one read of the chosen summaries.
-3. The account lists every pair; omitted ones are generated arithmetically.
+1. Sizes only, newest first. The newest ``Segment`` rows (sizes, current
+   digest; they also say where the raw tail starts) and the newest ``Pair``
+   sizes, then older segments in growing chunks with their generation facts
+   (no text) and, only for segments lacking a usable summary, job states. A
+   segment's raw pair sizes are read only when it falls back.
+   ``packing.pack`` consumes these lazily and stops at the first piece that
+   does not fit, so nothing older than the cut is read.
+2. Texts only for what is returned: one read of the user texts of every
+   returned pair and the assistant texts of the raw ones, one read of the
+   chosen summaries.
+3. The account lists every pair; the omitted prefix is a shared, pre-encoded
+   list (``packing.account_entries``), nothing is read for it.
+
+With a 64 KiB budget over 100 or 10,000 pairs this is the same eight round
+trips: BEGIN, newest segments, newest pairs, their generations, the
+fallback segment's pair sizes, texts, summaries, COMMIT.
 
 Token budgets need texts, so with ``budget_tokens`` texts are read (per
 chunk) for pieces that already fit by bytes, never for the rest.

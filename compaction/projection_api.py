@@ -149,7 +149,5 @@ class ConversationProjectionApi(APIView):
                 conversation=conversation, budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt
             )
         except ProjectionInvalid as exc:
-            status_code = 404 if exc.code == "not_found" else 400
-            raise ApiError(code=exc.code, message=exc.message, status_code=status_code,
-                           errors={exc.field: [exc.message]}) from None
+            raise ApiError(code=exc.code, message=exc.message, errors={exc.field: [exc.message]}) from None
         return Response(body)
