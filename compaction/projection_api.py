@@ -7,6 +7,8 @@ refusal is a 4xx with a code and a message naming what is wrong.
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -30,6 +32,7 @@ from .projection import (
 from .rest import ApiError, CanRead
 
 _PARAMS = ("budget_bytes", "budget_tokens", "format")
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
 def _int_param(request, name: str, *, required: bool) -> int | None:
@@ -39,11 +42,12 @@ def _int_param(request, name: str, *, required: bool) -> int | None:
             raise ApiError(code="missing_budget", message=f"{name} is required: the UTF-8 byte budget for the projection",
                            errors={name: ["this parameter is required"]})
         return None
-    try:
-        return int(raw.strip())
-    except ValueError:
-        raise ApiError(code="invalid_budget", message=f"{name} must be a whole number, got {raw!r}",
-                       errors={name: [f"not a whole number: {raw!r}"]}) from None
+    # ASCII digits only: int() would also take "1_000" or non-ASCII digits.
+    if not _WHOLE_NUMBER.fullmatch(raw) or len(raw) > 20:
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        raise ApiError(code="invalid_budget", message=f"{name} must be a whole number, got {shown!r}",
+                       errors={name: [f"not a whole number: {shown!r}"]})
+    return int(raw)
 
 
 _ERROR = inline_serializer(
