@@ -158,6 +158,10 @@ def main() -> None:
 
     sizes = [int(s) for s in args.sizes.split(",")]
     convs = {n: build(n) for n in sizes}
+    # Fresh statistics, as autovacuum would leave them on a live database;
+    # right after a bulk load the planner would otherwise scan all segments.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     renderer = ProjectionJSONRenderer()
     load = os.getloadavg()[0]
     print(f"PostgreSQL {connection.pg_version}, budget {args.budget} bytes, {args.runs} projections each, "

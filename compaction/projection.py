@@ -6,9 +6,10 @@ run, so it is on the hot path and its cost follows the budget, not the
 history:
 
 1. Sizes only, newest first. The newest ``Segment`` rows (sizes, current
-   digest; they also say where the raw tail starts) and the newest ``Pair``
-   sizes, then older segments in growing chunks with their generation facts
-   (no text) and, only for segments lacking a usable summary, job states. A
+   digest; they also say where the raw tail starts) joined with their
+   generations' facts (no text), the newest ``Pair`` sizes, then older
+   segments in growing chunks the same way and, only for segments lacking a
+   usable summary, job states. A
    segment's raw pair sizes are read only when it falls back.
    ``packing.pack`` consumes these lazily and stops at the first piece that
    does not fit, so nothing older than the cut is read.
@@ -18,9 +19,9 @@ history:
 3. The account lists every pair; the omitted prefix is a shared, pre-encoded
    list (``packing.account_entries``), nothing is read for it.
 
-With a 64 KiB budget over 100 or 10,000 pairs this is the same eight round
-trips: BEGIN, newest segments, newest pairs, their generations, the
-fallback segment's pair sizes, texts, summaries, COMMIT.
+With a 64 KiB budget over 100 or 10,000 pairs this is the same seven round
+trips: BEGIN, newest segments with their generations' facts, newest pair
+sizes, the fallback segment's pair sizes, texts, summaries, COMMIT.
 
 Token budgets need texts, so with ``budget_tokens`` texts are read (per
 chunk) for pieces that already fit by bytes, never for the rest.
@@ -137,6 +138,20 @@ def _first_segment_chunk(budget_bytes: int) -> int:
     return max(FIRST_SEGMENT_CHUNK, min(MAX_SEGMENT_CHUNK, budget_bytes // 2048 + 1))
 
 
+def _segments_sql(inner: str, gen: str, version: str, job: str) -> str:
+    """Segment rows from ``inner`` (parameters first), each joined with every
+    generation stored for its range (then one more parameter: the
+    conversation id); a segment without generations gives one row of NULLs."""
+    return (
+        f"SELECT s.from_pair, s.to_pair, s.digest, s.user_bytes, g.id, g.to_pair, g.source_digest, "
+        f"v.name, v.version, v.accepted_for_projection, j.state, g.number, g.text_bytes "
+        f"FROM ({inner}) s "
+        f"LEFT JOIN {gen} g ON g.conversation_id = %s AND g.from_pair = s.from_pair "
+        f"LEFT JOIN {version} v ON v.id = g.prompt_version_id "
+        f"LEFT JOIN {job} j ON j.id = g.job_id"
+    )
+
+
 @lru_cache(maxsize=None)
 def _sql(name: str) -> str:
     """The hot-path statements, written once as SQL. Why not the ORM: on this
@@ -150,20 +165,19 @@ def _sql(name: str) -> str:
     message, version = q(Message._meta.db_table), q(PromptVersion._meta.db_table)
     idx = q("index")
     statements = {
-        "newest_segments": f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
-                           f"WHERE conversation_id = %s ORDER BY from_pair DESC LIMIT %s",
-        "segments": f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
-                    f"WHERE conversation_id = %s AND from_pair BETWEEN %s AND %s",
+        # Segments with their generations' facts (no text) in one read.
+        "newest_segments": _segments_sql(
+            f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
+            f"WHERE conversation_id = %s ORDER BY from_pair DESC LIMIT %s", gen, version, job
+        ),
+        "segments": _segments_sql(
+            f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
+            f"WHERE conversation_id = %s AND from_pair BETWEEN %s AND %s", gen, version, job
+        ),
         "newest_pairs": f"SELECT {idx}, user_bytes, assistant_bytes FROM {pair} "
                         f"WHERE conversation_id = %s AND {idx} >= %s ORDER BY {idx} DESC LIMIT %s",
         "pairs": f"SELECT {idx}, user_bytes, assistant_bytes FROM {pair} "
                  f"WHERE conversation_id = %s AND {idx} BETWEEN %s AND %s ORDER BY {idx} DESC",
-        "generations": (
-            f"SELECT g.id, g.from_pair, g.to_pair, g.source_digest, v.name, v.version, "
-            f"v.accepted_for_projection, j.state, g.number, g.text_bytes "
-            f"FROM {gen} g JOIN {version} v ON v.id = g.prompt_version_id JOIN {job} j ON j.id = g.job_id "
-            f"WHERE g.conversation_id = %s AND g.from_pair BETWEEN %s AND %s"
-        ),
         # {covered} is filled with "p.index BETWEEN %s AND %s" terms only.
         "texts": (
             f"SELECT p.{idx}, u.external_id, u.content, a.external_id, "
@@ -250,8 +264,9 @@ class _Reader:
         number of pairs. Segment rows tell how many ranges are planned (they
         start at 0, one every 10 pairs); the tail starts after them."""
         self.chunk = _first_segment_chunk(budget_bytes)
-        self.first_segments = _fetch(_sql("newest_segments"), [self.cid, self.chunk])
-        self.segment_count = self.first_segments[0][0] // SEGMENT_SIZE + 1 if self.first_segments else 0
+        self.first_segments = _fetch(_sql("newest_segments"), [self.cid, self.chunk, self.cid])
+        newest = max((row[0] for row in self.first_segments), default=None)
+        self.segment_count = newest // SEGMENT_SIZE + 1 if newest is not None else 0
         self.tail_start = self.segment_count * SEGMENT_SIZE
         self.first_tail = _fetch(_sql("newest_pairs"), [self.cid, self.tail_start, TAIL_CHUNK])
         self.pair_count = self.first_tail[0][0] + 1 if self.first_tail else self.tail_start
@@ -274,18 +289,24 @@ class _Reader:
             k_lo = max(0, k_top - chunk)
             lo, hi = k_lo * SEGMENT_SIZE, k_top * SEGMENT_SIZE - 1
             if rows is None:
-                rows = _fetch(_sql("segments"), [self.cid, lo, hi])
-            segments = {r[0]: _SegmentRow(*r) for r in rows if lo <= r[0] <= hi}
-            yield from self._segment_chunk(k_lo, k_top, segments)
+                rows = _fetch(_sql("segments"), [self.cid, lo, hi, self.cid])
+            segments: dict[int, _SegmentRow] = {}
+            generations: dict[int, list[packing.GenerationFacts]] = defaultdict(list)
+            for from_pair, to_pair, digest, user_bytes, gid, *facts in rows:
+                if not lo <= from_pair <= hi:
+                    continue
+                segments[from_pair] = _SegmentRow(from_pair, to_pair, digest, user_bytes)
+                if gid is not None:
+                    gto, gdigest, name, version, accepted, state, number, text_bytes = facts
+                    generations[from_pair].append(packing.GenerationFacts(
+                        gid, from_pair, gto, gdigest, name, version, bool(accepted), state, number, text_bytes
+                    ))
+            yield from self._segment_chunk(k_lo, k_top, segments, generations)
             k_top, chunk, rows = k_lo, min(chunk * 2, MAX_SEGMENT_CHUNK), None
 
-    def _segment_chunk(self, k_lo: int, k_top: int, segments: dict[int, _SegmentRow]):
+    def _segment_chunk(self, k_lo: int, k_top: int, segments: dict[int, _SegmentRow],
+                       generations: dict[int, list[packing.GenerationFacts]]):
         lo, hi = k_lo * SEGMENT_SIZE, k_top * SEGMENT_SIZE - 1
-        generations: dict[int, list[packing.GenerationFacts]] = defaultdict(list)
-        for row in _fetch(_sql("generations"), [self.cid, lo, hi]):
-            gid, gfrom, gto, digest, name, version, accepted, state, number, text_bytes = row
-            facts = packing.GenerationFacts(gid, gfrom, gto, digest, name, version, bool(accepted), state, number, text_bytes)
-            generations[facts.from_pair].append(facts)
 
         chosen: dict[int, tuple[packing.GenerationFacts | None, str | None]] = {}
         undecided = []
