@@ -78,28 +78,22 @@ def max_budget_tokens() -> int:
     return getattr(settings, "PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)
 
 
+def _check_budget(name: str, value, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProjectionInvalid(code="invalid_budget", field=name, message=f"{name} must be an integer")
+    if value <= 0:
+        raise ProjectionInvalid(code="invalid_budget", field=name, message=f"{name} must be at least 1")
+    if value > maximum:
+        raise ProjectionInvalid(code="invalid_budget", field=name,
+                                message=f"{name} {value} is over the limit of {maximum}")
+
+
 def projection_validate(*, budget_bytes, budget_tokens=None, format: str = "blocks") -> None:
     """Refuse budgets and formats that cannot be meant (SPEC §6, issue 4 §7).
     A budget too small for anything is *not* refused: it is honestly empty."""
-    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
-        raise ProjectionInvalid(code="invalid_budget", field="budget_bytes", message="budget_bytes must be an integer")
-    if budget_bytes <= 0:
-        raise ProjectionInvalid(code="invalid_budget", field="budget_bytes", message="budget_bytes must be at least 1")
-    if budget_bytes > max_budget_bytes():
-        raise ProjectionInvalid(
-            code="invalid_budget", field="budget_bytes",
-            message=f"budget_bytes {budget_bytes} is over the limit of {max_budget_bytes()}",
-        )
+    _check_budget("budget_bytes", budget_bytes, max_budget_bytes())
     if budget_tokens is not None:
-        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
-            raise ProjectionInvalid(code="invalid_budget", field="budget_tokens", message="budget_tokens must be an integer")
-        if budget_tokens <= 0:
-            raise ProjectionInvalid(code="invalid_budget", field="budget_tokens", message="budget_tokens must be at least 1")
-        if budget_tokens > max_budget_tokens():
-            raise ProjectionInvalid(
-                code="invalid_budget", field="budget_tokens",
-                message=f"budget_tokens {budget_tokens} is over the limit of {max_budget_tokens()}",
-            )
+        _check_budget("budget_tokens", budget_tokens, max_budget_tokens())
     if format not in FORMATS:
         raise ProjectionInvalid(
             code="invalid_format", field="format",
@@ -215,9 +209,12 @@ class _Reader:
         assistant texts of ``summarised`` ranges are not transferred."""
         if lo > hi:
             return
-        if all(i in self.users and i in self.assistants for i in range(lo, hi + 1)):
-            return
         ranges = _merge_ranges(summarised)
+        if all(
+            i in self.users and (i in self.assistants or any(a <= i <= b for a, b in ranges))
+            for i in range(lo, hi + 1)
+        ):
+            return
         covered = " OR ".join([_sql("covered_term")] * len(ranges)) if ranges else "1 = 0"
         params = [bound for r in ranges for bound in r] + [self.cid, lo, hi]
         for index, uext, utext, aext, atext in _fetch(_sql("texts").format(covered=covered), params):
@@ -241,7 +238,8 @@ class _Reader:
     def summary_tokens(self, unit_from: int, unit_to: int, generation: int, frame: list[str],
                        chunk_lo: int, chunk_hi: int, chunk_generations: list[int]):
         def count() -> int:
-            self.load_texts(chunk_lo, chunk_hi)
+            # User texts only: a summary block never carries assistant texts.
+            self.load_texts(chunk_lo, chunk_hi, summarised=[(chunk_lo, chunk_hi)])
             self.load_summaries(chunk_generations)
             total = count_tokens(self.summaries[generation])
             total += sum(count_tokens(self.users[i][1]) for i in range(unit_from, unit_to + 1))

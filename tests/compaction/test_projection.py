@@ -370,3 +370,17 @@ def test_projection_reads_one_read_only_snapshot_and_leaves_the_connection_as_it
     assert not any(q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")) for q in ctx.captured_queries)
     # The connection still writes normally afterwards.
     ingest_pairs(3, external_id="after")
+
+
+def test_token_counting_reads_texts_once_per_chunk_not_per_piece():
+    conv = ingest_pairs(100)
+    for k in range(8):
+        summary_for(conv, k * 10)
+    with CaptureQueriesContext(connection) as ctx:
+        body = project(conv, GENEROUS, budget_tokens=100_000)
+    assert body["complete"] is True and body["used"]["tokens"] <= 100_000
+    text_reads = [q for q in ctx.captured_queries if "u.content" in q["sql"]]
+    summary_reads = [q for q in ctx.captured_queries if q["sql"].startswith("SELECT id, text")]
+    # One read for the tail's texts, one for the summarised chunk's user texts;
+    # the final read finds everything cached.
+    assert len(text_reads) == 2 and len(summary_reads) == 1
