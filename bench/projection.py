@@ -186,7 +186,7 @@ def main() -> None:
                 bodies[n] = body
     for n in sizes:
         body = bodies[n]
-        summaries = sum(1 for b in body.get("blocks", []) if b["kind"] == "summary")
+        summaries = sum(1 for p in body["pairs"] if p["as"] == "summary") // 10
         for label in labels:
             w, c = wall[(n, label)], cpu[(n, label)]
             print(
