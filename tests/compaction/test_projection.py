@@ -260,25 +260,19 @@ def test_every_projection_is_counted_in_metrics():
     conv = ingest_pairs(30)
     job_for(conv, 0, state="failed", attempts=1)
 
-    def sample(name, **labels):
-        return REGISTRY.get_sample_value(name, labels) or 0.0
+    def samples():
+        wanted = [
+            ("compaction_projections_total", {"format": "blocks", "complete": "false"}),
+            ("compaction_projection_fallbacks_total", {"reason": "failed"}),
+            ("compaction_projection_omissions_total", {"reason": "over_budget"}),
+            ("compaction_projection_blocks_total", {"kind": "raw"}),
+            ("compaction_projection_bytes_count", {}),
+        ]
+        return [REGISTRY.get_sample_value(name, labels) or 0.0 for name, labels in wanted]
 
-    before = (
-        sample("compaction_projections_total", format="blocks", complete="false"),
-        sample("compaction_projection_fallbacks_total", reason="failed"),
-        sample("compaction_projection_omissions_total", reason="over_budget"),
-        sample("compaction_projection_blocks_total", kind="raw"),
-        sample("compaction_projection_bytes_count"),
-    )
-    budget = sum(pair_bytes(conv, i) for i in range(5, 30))
-    project(conv, budget)
-    after = (
-        sample("compaction_projections_total", format="blocks", complete="false"),
-        sample("compaction_projection_fallbacks_total", reason="failed"),
-        sample("compaction_projection_omissions_total", reason="over_budget"),
-        sample("compaction_projection_blocks_total", kind="raw"),
-        sample("compaction_projection_bytes_count"),
-    )
+    before = samples()
+    project(conv, sum(pair_bytes(conv, i) for i in range(5, 30)))
+    after = samples()
     assert [a - b for a, b in zip(after, before)] == [1, 5, 5, 25, 1]
 
 
