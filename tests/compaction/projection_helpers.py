@@ -30,7 +30,8 @@ def job_for(conv, from_pair, *, state="pending", version=3, digest=None, attempt
     )
 
 
-def summary_for(conv, from_pair, *, version=3, text=None, digest=None, to_pair=None, message_ids=None):
+def summary_for(conv, from_pair, *, version=3, text=None, digest=None, to_pair=None, message_ids=None,
+                text_bytes=None):
     """A succeeded job and its generation for a range (planned or not)."""
     to_pair = from_pair + 9 if to_pair is None else to_pair
     seg = Segment.objects.filter(conversation=conv, from_pair=from_pair).first()
@@ -44,7 +45,8 @@ def summary_for(conv, from_pair, *, version=3, text=None, digest=None, to_pair=N
     )
     number = SummaryGeneration.objects.filter(conversation=conv).count() + 1
     return SummaryGeneration.objects.create(
-        job=job, conversation=conv, number=number, text=text, text_bytes=len(text.encode("utf-8")),
+        job=job, conversation=conv, number=number, text=text,
+        text_bytes=len(text.encode("utf-8")) if text_bytes is None else text_bytes,
         scope=conv.scope, from_pair=from_pair, to_pair=to_pair, message_ids=ids, source_digest=digest,
         model_id=MODEL, prompt_version=pv,
     )

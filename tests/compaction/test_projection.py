@@ -174,6 +174,16 @@ def test_generous_budget_returns_everything():
     }
 
 
+def test_a_stored_size_that_disagrees_with_its_text_is_refused_not_returned():
+    from compaction.projection import ProjectionInconsistent
+
+    conv = ingest_pairs(30)
+    # A writer that recorded the wrong size: packing by it would make "used" a lie.
+    summary_for(conv, 0, text="a summary of ten answers", text_bytes=1)
+    with pytest.raises(ProjectionInconsistent):
+        project(conv)
+
+
 def test_empty_conversation_is_complete_and_empty():
     conv = ingest({"scope": "default", "id": "empty", "runs": [], "messages": []})
     body = project(conv, 10)
