@@ -7,6 +7,7 @@ refusal is a 4xx with a code and a message naming what is wrong.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -23,6 +24,7 @@ from . import packing
 
 from .projection import (
     FORMATS,
+    ProjectionInconsistent,
     ProjectionInvalid,
     conversation_projection,
     max_budget_bytes,
@@ -30,6 +32,8 @@ from .projection import (
     projection_validate,
 )
 from .rest import ApiError, CanRead
+
+logger = logging.getLogger(__name__)
 
 _PARAMS = ("budget_bytes", "budget_tokens", "format")
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
@@ -154,4 +158,9 @@ class ConversationProjectionApi(APIView):
             )
         except ProjectionInvalid as exc:
             raise ApiError(code=exc.code, message=exc.message, errors={exc.field: [exc.message]}) from None
+        except ProjectionInconsistent as exc:
+            # Stored sizes disagree with stored texts: a bug upstream. Say so
+            # rather than hand the agent a budget that is not true.
+            logger.error("projection refused: %s", exc)
+            raise ApiError(code="projection_inconsistent", message=str(exc), status_code=500) from None
         return Response(body)

@@ -158,3 +158,10 @@ def test_shared_account_entries_cannot_be_changed_by_a_caller():
     with pytest.raises(TypeError):
         body["pairs"][0]["reason"] = "changed"
     assert conversation_projection(conversation=conv, budget_bytes=1)["pairs"][0]["reason"] == "over_budget"
+
+
+def test_inconsistent_stored_sizes_are_a_500_with_a_code_not_a_wrong_answer(api):
+    conv = ingest_pairs(30)
+    summary_for(conv, 0, text="a summary of ten answers", text_bytes=1)
+    response = api.get(url(conv.pk, "budget_bytes=65536"))
+    assert response.status_code == 500 and response.json()["code"] == "projection_inconsistent"
