@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from compaction import projection_api
 from conversations import api as conversations_api
 
 api_v1 = [
@@ -13,6 +14,11 @@ api_v1 = [
         "conversations/<int:conversation_id>/segments/",
         conversations_api.ConversationSegmentsApi.as_view(),
         name="api-conversation-segments",
+    ),
+    path(
+        "conversations/<int:conversation_id>/projection",
+        projection_api.ConversationProjectionApi.as_view(),
+        name="api-conversation-projection",
     ),
 ]
 
