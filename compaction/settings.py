@@ -232,3 +232,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Compaction engine (issue 3) ------------------------------------------
+# How long a job waits for an admission slot before it is put back (unclaimed).
+COMPACTION_ADMISSION_WAIT_SECONDS = env_float("COMPACTION_ADMISSION_WAIT_SECONDS", 30.0)
+# A failed attempt with attempts left is retried by the periodic scanner once
+# this long has passed (or at once by `compact --retry-now`).
+COMPACTION_RETRY_DELAY_SECONDS = env_int("COMPACTION_RETRY_DELAY_SECONDS", 60)
+COMPACTION_SCAN_INTERVAL_SECONDS = env_float("COMPACTION_SCAN_INTERVAL_SECONDS", 15.0)
+# Plan and enqueue jobs after every ingest that changes a conversation.
+COMPACTION_AUTO_PLAN = env_bool("COMPACTION_AUTO_PLAN", True)

@@ -210,6 +210,9 @@ def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
             conversation.save(update_fields=sorted(set(conv_updates)) + ["updated_at"])
         if result.segment_changes:
             _notify_segments_changed(conversation, result.segment_changes)
+            from compaction.services import conversation_changed
+
+            conversation_changed(conversation=conversation)  # plans new ranges once this commits
         return result
 
 

