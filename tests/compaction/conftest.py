@@ -50,3 +50,29 @@ class RecordingProvider(Provider):
 @pytest.fixture
 def recording_provider():
     return RecordingProvider()
+
+
+# Tests whose rows other processes or threads must see commit for real. The
+# serialized rollback restores the data migrations' rows (prompt versions,
+# role groups) that the flush after such a test would otherwise remove.
+live_db = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def live_database_url() -> str:
+    """The URL of the test database, for worker subprocesses."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    user = s.get("USER") or "postgres"
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def subprocess_env(**extra) -> dict:
+    import os
+
+    env = dict(os.environ)
+    env.update({"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": live_database_url(),
+                "COMPACTION_AUTO_PLAN": "0"})
+    env.update({k: str(v) for k, v in extra.items()})
+    return env

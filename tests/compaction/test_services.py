@@ -12,7 +12,7 @@ from django.utils import timezone
 from compaction import services
 from compaction.models import (Attempt, CompactionJob, FrozenPromptError, ImmutableGenerationError, JobState,
                                PromptVersion, SummaryGeneration)
-from tests.compaction.conftest import RecordingProvider, ingest
+from tests.compaction.conftest import RecordingProvider, ingest, live_db
 from tests.factories import conversation_document
 
 FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
@@ -198,7 +198,8 @@ def test_failed_jobs_are_due_for_retry_only_after_the_delay(make_conversation):
     assert services.jobs_take_due(now=later, retry_delay=60) == []  # taken once per delay
 
 
-def test_the_model_call_runs_outside_any_transaction(transactional_db, recording_provider):
+@live_db
+def test_the_model_call_runs_outside_any_transaction(recording_provider):
     conv = ingest(conversation_document(30))
     (job,) = plan(conv)
     services.job_run(job_id=job.pk, provider=recording_provider)
