@@ -17,8 +17,8 @@ from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists, F, Max, OuterRef, Q, Subquery, Value
+from django.db import connection, transaction
+from django.db.models import Case, Exists, F, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -158,18 +158,58 @@ def _mark_stale(job_id: int, *, from_states=CLAIMABLE) -> bool:
     )
 
 
-def job_claim(*, job_id: int, worker: str, model_id: str, prompt_version_id: int | None = None,
-              lease_seconds: int | None = None) -> Claim:
+_CLAIM_WHERE = """
+    WHERE j.id = %s
+      AND j.state IN ('pending', 'failed')
+      AND j.attempts_used < j.max_attempts
+      AND j.from_pair %% 10 = 0 AND j.to_pair = j.from_pair + 9
+      AND j.model_id = %s AND j.prompt_version_id = %s
+      AND j.source_digest = (
+          SELECT s.digest FROM conversations_segment s
+          WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
+"""
+
+# PostgreSQL: the claim and its attempt row are one statement.
+_CLAIM_PG = """
+WITH claimed AS (
+    UPDATE compaction_compactionjob AS j
+    SET state = 'running', attempts_used = j.attempts_used + 1, lease_owner = %s,
+        lease_expires_at = %s, updated_at = %s
+""" + _CLAIM_WHERE + """
+    RETURNING j.id, j.attempts_used
+)
+INSERT INTO compaction_attempt (job_id, number, worker, started_at, outcome, failure_code, failure_detail,
+                                model, finish_reason, raw_output, raw_output_truncated)
+SELECT id, attempts_used, %s, %s, 'running', '', '', %s, '', '', false FROM claimed
+RETURNING id, number
+"""
+
+# Elsewhere (SQLite): the same conditional UPDATE, then the attempt row, in
+# one transaction; SQLite's single writer makes the pair atomic.
+_CLAIM_UPDATE = """
+UPDATE compaction_compactionjob AS j
+SET state = 'running', attempts_used = j.attempts_used + 1, lease_owner = %s,
+    lease_expires_at = %s, updated_at = %s
+""" + _CLAIM_WHERE + """
+RETURNING attempts_used
+"""
+
+
+def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, worker: str, model_id: str,
+              prompt_version_id: int | None = None, lease_seconds: int | None = None) -> Claim:
     """Claim a job for one attempt with ONE conditional UPDATE.
 
     The UPDATE succeeds only if, at that instant, the job is pending or failed,
-    has attempts left, covers a 10-pair range, is bound to this model and
-    prompt version, and its digest equals the range's current digest. Two
-    workers racing get one row each way: exactly one sees ``1``. The attempt
-    row is written in the same transaction. A refused claim says why; a
-    digest mismatch makes the job ``stale`` so it never runs.
+    has attempts left, covers 10 pairs starting on a multiple of 10, is bound
+    to this model and prompt version, and its digest equals the range's
+    current digest. Two workers racing: exactly one sees a row. The attempt
+    row is written in the same statement (PostgreSQL) or transaction. A
+    refused claim says why; a digest mismatch makes the job ``stale``. The
+    20 distinct non-empty ids are checked before (they never change after a
+    job is created, so that check cannot race).
     """
-    job = CompactionJob.objects.select_related("prompt_version").get(pk=job_id)
+    if job is None:
+        job = CompactionJob.objects.select_related("prompt_version").get(pk=job_id)
     prompt_version_id = prompt_version_id or job.prompt_version_id
     problem = binding_problem(job)
     if problem:
@@ -179,30 +219,31 @@ def job_claim(*, job_id: int, worker: str, model_id: str, prompt_version_id: int
         return Claim(job, None, "invalid_binding")
     lease = lease_seconds if lease_seconds is not None else settings.COMPACTION_LEASE_SECONDS
     now = timezone.now()
-    with transaction.atomic():
-        claimed = CompactionJob.objects.filter(
-            pk=job_id,
-            state__in=CLAIMABLE,
-            attempts_used__lt=F("max_attempts"),
-            to_pair=F("from_pair") + 9,
-            model_id=model_id,
-            prompt_version_id=prompt_version_id,
-            source_digest=_current_digest_subquery(),
-        ).update(
-            state=JobState.RUNNING,
-            attempts_used=F("attempts_used") + 1,
-            lease_owner=worker,
-            lease_expires_at=now + timedelta(seconds=lease),
-            updated_at=now,
-        )
-        if claimed:
-            job.refresh_from_db()
-            attempt = Attempt.objects.create(job=job, number=job.attempts_used, worker=worker, started_at=now,
-                                             model=model_id)
+    expires = now + timedelta(seconds=lease)
+    where = [job.pk, model_id, prompt_version_id]
+    row = None
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
+            row = cursor.fetchone()
+            attempt = Attempt(pk=row[0], job=job, number=row[1], worker=worker, started_at=now,
+                              model=model_id) if row else None
+            if attempt is not None:
+                attempt._state.adding = False
+        else:
+            cursor.execute(_CLAIM_UPDATE, [worker, expires, now, *where])
+            row = cursor.fetchone()
+            attempt = Attempt.objects.create(job=job, number=row[0], worker=worker, started_at=now,
+                                             model=model_id) if row else None
+        if attempt is not None:
+            job.state, job.attempts_used, job.lease_owner, job.lease_expires_at = (
+                JobState.RUNNING, attempt.number, worker, expires)
             # A prompt version is frozen the first time a job uses it.
-            PromptVersion.objects.filter(pk=prompt_version_id, frozen_at__isnull=True).update(frozen_at=now)
-            CLAIMS.labels(result="claimed").inc()
-            return Claim(job, attempt)
+            if job.prompt_version_id != prompt_version_id or job.prompt_version.frozen_at is None:
+                PromptVersion.objects.filter(pk=prompt_version_id, frozen_at__isnull=True).update(frozen_at=now)
+    if attempt is not None:
+        CLAIMS.labels(result="claimed").inc()
+        return Claim(job, attempt)
     job.refresh_from_db()
     refused = _refusal(job, model_id=model_id, prompt_version_id=prompt_version_id)
     CLAIMS.labels(result=refused).inc()
@@ -277,37 +318,38 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
     The job moves only if this worker still holds it (state running, same
     lease owner, same attempt number): a reaped attempt's late answer is
     dropped. A good answer becomes a generation only if the range's current
-    digest still equals the binding; otherwise the attempt fails
-    ``source_changed`` and the job is ``stale``.
+    digest still equals the binding — checked in the same conditional UPDATE
+    — otherwise the attempt fails ``source_changed`` and the job is ``stale``.
     """
     from conversations.models import Conversation
 
     now = timezone.now()
     raw, truncated = _cap(result.raw or result.text or "")
+    code, detail = verdict.failure_code, verdict.detail
+    released = {"lease_owner": "", "lease_expires_at": None, "updated_at": now}
     with transaction.atomic():
-        # Serialises generation numbering per conversation.
-        Conversation.objects.select_for_update().filter(pk=job.conversation_id).values_list("pk").first()
-        code, detail = verdict.failure_code, verdict.detail
-        if verdict.ok and current_digest(job) != job.source_digest:
-            code, detail = SOURCE_CHANGED, "the source changed while the attempt ran"
-        if not code:
-            new_state = JobState.SUCCEEDED
-        elif code == SOURCE_CHANGED:
-            new_state = JobState.STALE
-        else:
-            new_state = None  # failed or exhausted, decided by the row itself below
         mine = CompactionJob.objects.filter(pk=job.pk, state=JobState.RUNNING, lease_owner=worker,
                                             attempts_used=attempt.number)
-        if new_state is None:
-            moved = mine.filter(attempts_used__gte=F("max_attempts")).update(
-                state=JobState.EXHAUSTED, lease_owner="", lease_expires_at=None, last_failure_code=code,
-                updated_at=now)
-            moved = moved or mine.update(state=JobState.FAILED, lease_owner="", lease_expires_at=None,
-                                         last_failure_code=code, updated_at=now)
-        else:
-            moved = mine.update(state=new_state, lease_owner="", lease_expires_at=None,
-                                last_failure_code=code, updated_at=now)
-        if not moved:
+        if not code:
+            # Serialises generation numbering per conversation.
+            Conversation.objects.select_for_update().filter(pk=job.conversation_id).values_list("pk").first()
+            if mine.filter(source_digest=_current_digest_subquery()).update(
+                    state=JobState.SUCCEEDED, last_failure_code="", **released):
+                state = JobState.SUCCEEDED
+            elif mine.exists():
+                code, detail = SOURCE_CHANGED, "the source changed while the attempt ran"
+            else:
+                state = None
+        if code == SOURCE_CHANGED:
+            state = JobState.STALE if mine.update(state=JobState.STALE, last_failure_code=code, **released) else None
+        elif code:
+            state = JobState.EXHAUSTED if attempt.number >= job.max_attempts else JobState.FAILED
+            moved = mine.update(
+                state=Case(When(attempts_used__gte=F("max_attempts"), then=Value(JobState.EXHAUSTED.value)),
+                           default=Value(JobState.FAILED.value)),
+                last_failure_code=code, **released)
+            state = state if moved else None
+        if state is None:
             return RunOutcome(job.pk, "lost", attempt=attempt.number,
                               detail="the lease was lost before the attempt finished; its result is dropped")
         Attempt.objects.filter(pk=attempt.pk).update(
@@ -324,9 +366,9 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
             raw_output_truncated=truncated,
             tool_calls=result.tool_calls or None,
         )
-        job.refresh_from_db()
+        job.state = state
         if code:
-            return RunOutcome(job.pk, job.state, failure_code=code, attempt=attempt.number, detail=detail)
+            return RunOutcome(job.pk, state, failure_code=code, attempt=attempt.number, detail=detail)
         number = (SummaryGeneration.objects.filter(conversation_id=job.conversation_id)
                   .aggregate(n=Max("number"))["n"] or 0) + 1
         generation = SummaryGeneration.objects.create(
@@ -367,13 +409,12 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None) -> RunOutc
     provider_seconds = 0.0
     try:
         with admitted():
-            claim = job_claim(job_id=job_id, worker=worker, model_id=provider.model_id,
+            claim = job_claim(job=job, worker=worker, model_id=provider.model_id,
                               prompt_version_id=job.prompt_version_id)
             if claim.attempt is None:
                 status = "stale" if claim.refused in ("source_changed", "invalid_binding") else "skipped"
                 return RunOutcome(job_id, status, detail=claim.refused)
             job, attempt = claim.job, claim.attempt
-            job.prompt_version = PromptVersion.objects.get(pk=job.prompt_version_id)
             fields = _event_fields(job, attempt)
             emit("compacting", **fields)
             request, problem = job_request_build(job=job, attempt=attempt)

@@ -34,7 +34,8 @@ def run_job(self, job_id: int) -> dict:
         # No admission slot: nothing was claimed, try again shortly.
         raise self.retry(countdown=5)
     return {"job": outcome.job_id, "status": outcome.status, "failure_code": outcome.failure_code,
-            "attempt": outcome.attempt, "generation": outcome.generation_id, "detail": outcome.detail}
+            "attempt": outcome.attempt, "generation": outcome.generation_id, "detail": outcome.detail,
+            "overhead_ms": outcome.overhead_ms}
 
 
 @shared_task(name="compaction.reap_and_scan", acks_late=True, reject_on_worker_lost=True)

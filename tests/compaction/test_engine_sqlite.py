@@ -1,0 +1,50 @@
+"""The engine on the embedded default (SQLite, no server): the claim's
+UPDATE ... RETURNING, admission slots, generations and the ORM guards work
+there too. Runs in a subprocess so it gets its own settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = r"""
+import django
+django.setup()
+from django.core.management import call_command
+from compaction import services
+from compaction.models import Attempt, CompactionJob, ImmutableGenerationError, SummaryGeneration
+from conversations.documents import validate_document
+from conversations.services import conversation_ingest
+from tests.factories import conversation_document
+
+call_command("migrate", verbosity=0)
+conv = conversation_ingest(document=validate_document(conversation_document(40)), actor="t").conversation
+jobs = services.conversation_plan(conversation=conv)
+first = services.job_claim(job=jobs[0], worker="w1", model_id=jobs[0].model_id)
+second = services.job_claim(job_id=jobs[0].pk, worker="w2", model_id=jobs[0].model_id)
+assert first.attempt.number == 1 and second.refused == "state_running", (first, second)
+CompactionJob.objects.filter(pk=jobs[0].pk).update(state="pending", lease_owner="")
+outcomes = [services.job_run(job_id=j.pk) for j in jobs]
+assert [o.status for o in outcomes] == ["succeeded", "succeeded"], outcomes
+gen = SummaryGeneration.objects.first()
+gen.text = "x"
+try:
+    gen.save()
+    raise SystemExit("a generation was changed")
+except ImmutableGenerationError:
+    pass
+print("sqlite-ok", Attempt.objects.count(), SummaryGeneration.objects.count())
+"""
+
+
+def test_the_engine_runs_on_the_embedded_sqlite_default(tmp_path):
+    env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
+               COMPACTION_AUTO_PLAN="0")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "sqlite-ok 3 2" in proc.stdout
