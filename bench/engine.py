@@ -187,8 +187,15 @@ def phase_b(job_ids, processes=4):
             time.sleep(0.1)
         wall = time.perf_counter() - started
     finally:
+        import redis
+
+        redis.Redis.from_url(REDIS_URL).delete(queue)  # drop the unconsumed duplicates
         worker.terminate()
-        worker.wait(timeout=30)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
     done = CompactionJob.objects.filter(pk__in=job_ids, state="succeeded").count()
     print(f"B. Celery prefork worker -c {processes} on Redis: {done}/{len(job_ids)} jobs succeeded in "
           f"{wall:.2f}s = {done / wall:.1f} jobs/s (enqueueing {2 * len(job_ids)} messages took {enqueued:.2f}s)")
@@ -206,11 +213,14 @@ def main():
     setup_data(args.conversations, args.pairs)
     a_jobs = plan_all("conversation-compaction@2")
     b_jobs = plan_all("conversation-compaction@3")
+    print(f"machine: {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          "(shared with other work while this ran)")
     print(f"setup: {args.conversations} conversations x {args.pairs} pairs, {len(a_jobs)} ranges per phase "
           f"({time.perf_counter() - t:.1f}s); provider InstantProvider; PostgreSQL {DB_NAME}")
     phase_a(a_jobs)
     if not args.skip_celery:
         phase_b(b_jobs)
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

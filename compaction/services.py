@@ -164,6 +164,7 @@ _CLAIM_WHERE = """
       AND j.attempts_used < j.max_attempts
       AND j.from_pair %% 10 = 0 AND j.to_pair = j.from_pair + 9
       AND j.model_id = %s AND j.prompt_version_id = %s
+      AND (%s IS NULL OR j.attempts_used = %s)
       AND j.source_digest = (
           SELECT s.digest FROM conversations_segment s
           WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
@@ -196,7 +197,8 @@ RETURNING attempts_used
 
 
 def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, worker: str, model_id: str,
-              prompt_version_id: int | None = None, lease_seconds: int | None = None) -> Claim:
+              prompt_version_id: int | None = None, lease_seconds: int | None = None,
+              expected_attempts_used: int | None = None) -> Claim:
     """Claim a job for one attempt with ONE conditional UPDATE.
 
     The UPDATE succeeds only if, at that instant, the job is pending or failed,
@@ -220,7 +222,7 @@ def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, wo
     lease = lease_seconds if lease_seconds is not None else settings.COMPACTION_LEASE_SECONDS
     now = timezone.now()
     expires = now + timedelta(seconds=lease)
-    where = [job.pk, model_id, prompt_version_id]
+    where = [job.pk, model_id, prompt_version_id, expected_attempts_used, expected_attempts_used]
     row = None
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -245,14 +247,18 @@ def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, wo
         CLAIMS.labels(result="claimed").inc()
         return Claim(job, attempt)
     job.refresh_from_db()
-    refused = _refusal(job, model_id=model_id, prompt_version_id=prompt_version_id)
+    refused = _refusal(job, model_id=model_id, prompt_version_id=prompt_version_id,
+                       expected_attempts_used=expected_attempts_used)
     CLAIMS.labels(result=refused).inc()
     return Claim(job, None, refused)
 
 
-def _refusal(job: CompactionJob, *, model_id: str, prompt_version_id: int) -> str:
+def _refusal(job: CompactionJob, *, model_id: str, prompt_version_id: int,
+             expected_attempts_used: int | None = None) -> str:
     if job.state not in CLAIMABLE:
         return f"state_{job.state}"
+    if expected_attempts_used is not None and job.attempts_used != expected_attempts_used:
+        return "attempt_already_made"
     if job.attempts_used >= job.max_attempts:
         CompactionJob.objects.filter(pk=job.pk, state=JobState.FAILED,
                                      attempts_used__gte=F("max_attempts")).update(state=JobState.EXHAUSTED)
@@ -393,7 +399,8 @@ def provider_get():
     return _provider_cache[key]
 
 
-def job_run(*, job_id: int, provider=None, worker: str | None = None) -> RunOutcome:
+def job_run(*, job_id: int, provider=None, worker: str | None = None,
+            expected_attempts_used: int | None = None) -> RunOutcome:
     """One attempt at one job, end to end: admission, claim, request, model
     call (outside any transaction), contract, finish. Idempotent: a job that
     is not claimable (running elsewhere, done, stale, out of attempts) is
@@ -406,11 +413,14 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None) -> RunOutc
         return RunOutcome(job_id, "skipped", detail="no such job")
     if job.state not in CLAIMABLE:
         return RunOutcome(job_id, "skipped", detail=f"job is {job.state}")
+    if expected_attempts_used is not None and job.attempts_used != expected_attempts_used:
+        return RunOutcome(job_id, "skipped", detail="attempt_already_made")
     provider_seconds = 0.0
     try:
         with admitted():
             claim = job_claim(job=job, worker=worker, model_id=provider.model_id,
-                              prompt_version_id=job.prompt_version_id)
+                              prompt_version_id=job.prompt_version_id,
+                              expected_attempts_used=expected_attempts_used)
             if claim.attempt is None:
                 status = "stale" if claim.refused in ("source_changed", "invalid_binding") else "skipped"
                 return RunOutcome(job_id, status, detail=claim.refused)
@@ -533,6 +543,18 @@ def conversations_unplanned(*, limit: int = 100) -> list[int]:
     return list(
         Segment.objects.filter(~Exists(has_job)).values_list("conversation_id", flat=True).distinct()[:limit]
     )
+
+
+def jobs_enqueue(job_ids) -> None:
+    """Send one ``run_job`` message per job, each naming the attempt it is
+    for (the job's attempts used now), so duplicates are harmless."""
+    from .tasks import run_job
+
+    job_ids = list(job_ids)
+    used = dict(CompactionJob.objects.filter(pk__in=job_ids).values_list("pk", "attempts_used"))
+    for job_id in job_ids:
+        if job_id in used:
+            run_job.delay(job_id, used[job_id])
 
 
 def conversation_changed(*, conversation) -> None:

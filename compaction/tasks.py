@@ -28,8 +28,10 @@ def plan_conversation(conversation_id: int) -> list[int]:
 
 
 @shared_task(name="compaction.run_job", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
-def run_job(self, job_id: int) -> dict:
-    outcome = services.job_run(job_id=job_id)
+def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
+    """One attempt at a job. ``attempts_used`` is the count when the message
+    was sent: the message is only good for the next attempt after that."""
+    outcome = services.job_run(job_id=job_id, expected_attempts_used=attempts_used)
     if outcome.status == "deferred" and not self.request.is_eager and self.request.id:
         # No admission slot: nothing was claimed, try again shortly.
         raise self.retry(countdown=5)
@@ -44,8 +46,7 @@ def reap_and_scan() -> dict:
     jobs, and plan conversations whose new ranges have no job yet."""
     reaped = services.jobs_reap_expired()
     due = services.jobs_take_due()
-    for job_id in due:
-        run_job.delay(job_id)
+    services.jobs_enqueue(due)
     unplanned = services.conversations_unplanned()
     for conversation_id in unplanned:
         plan_conversation.delay(conversation_id)

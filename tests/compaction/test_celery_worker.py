@@ -48,6 +48,9 @@ def worker():
     try:
         yield queue
     finally:
+        import redis
+
+        redis.Redis.from_url(REDIS_URL).delete(queue)
         proc.terminate()
         try:
             proc.wait(timeout=20)

@@ -269,3 +269,18 @@ def test_postgres_trigger_refuses_raw_sql_on_a_generation(make_conversation, rec
     with pytest.raises(DatabaseError, match="immutable"), transaction.atomic(), connection.cursor() as cur:
         cur.execute(statement, [gen.pk])
     assert SummaryGeneration.objects.get(pk=gen.pk).text == gen.text
+
+
+def test_a_duplicated_message_for_the_first_attempt_cannot_become_the_second(make_conversation):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    bad = RecordingProvider(result=FAIL_EMPTY)
+    first = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    assert (first.status, first.attempt) == ("failed", 1)
+    duplicate = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    assert (duplicate.status, duplicate.detail) == ("skipped", "attempt_already_made")
+    claim = services.job_claim(job_id=job.pk, worker="w", model_id=job.model_id, expected_attempts_used=0)
+    assert claim.attempt is None and claim.refused == "attempt_already_made"
+    assert Attempt.objects.filter(job=job).count() == 1 and len(bad.requests) == 1
+    retry = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=1)
+    assert (retry.status, retry.attempt) == ("exhausted", 2)

@@ -48,19 +48,17 @@ class Command(BaseCommand):
                 retry = retry[:retry_limit]
             runnable += list(retry.values_list("pk", flat=True))
         self.stdout.write(f"planned {planned} new job(s); {len(runnable)} to run")
+        started = dict(CompactionJob.objects.filter(pk__in=runnable).values_list("pk", "attempts_used"))
         if inline:
             from compaction.tasks import run_job
 
             for job_id in runnable:
-                result = run_job(job_id)  # the task body, in this process
+                result = run_job(job_id, started[job_id])  # the task body, in this process
                 self._print_outcome(CompactionJob.objects.get(pk=job_id), note=result.get("detail") or "")
             return
-        from compaction.tasks import run_job
-
-        for job_id in runnable:
-            run_job.delay(job_id)
+        services.jobs_enqueue(runnable)
         if wait:
-            self._wait(runnable, timeout)
+            self._wait(started, timeout)
 
     def _conversations(self, ident):
         if ident is None:
@@ -72,11 +70,15 @@ class Command(BaseCommand):
             raise CommandError(f"no single conversation with id or external id {ident!r}")
         return list(found)
 
-    def _wait(self, job_ids, timeout):
-        pending = set(job_ids)
+    def _wait(self, started: dict[int, int], timeout):
+        """Until each job has left pending/running after the attempt it was
+        sent for (a retried failed job must show a newer attempt)."""
+        pending = set(started)
         deadline = time.monotonic() + timeout
         while pending:
             for job in CompactionJob.objects.filter(pk__in=pending, state__in=SETTLED).select_related("conversation"):
+                if job.state == JobState.FAILED and job.attempts_used <= started[job.pk]:
+                    continue
                 self._print_outcome(job)
                 pending.discard(job.pk)
             if not pending:
