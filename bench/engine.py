@@ -90,14 +90,14 @@ def setup_data(conversations: int, pairs: int):
         conversation_ingest(document=validate_document(doc), actor="bench")
 
 
-def plan_all(prompt_name: str) -> list[int]:
+def plan_all(prompt_name: str, limit: int | None = None) -> list[int]:
     from compaction import services
     from compaction.models import PromptVersion
     from conversations.models import Conversation
 
     pv = PromptVersion.objects.get(name=prompt_name)
     ids = []
-    for conv in Conversation.objects.order_by("pk"):
+    for conv in Conversation.objects.order_by("pk")[:limit]:
         ids += [j.pk for j in services.conversation_plan(conversation=conv, prompt_version=pv)]
     return ids
 
@@ -153,7 +153,7 @@ def phase_a(job_ids, processes=4):
     from compaction.models import CompactionJob
 
     done = CompactionJob.objects.filter(pk__in=job_ids, state="succeeded").count()
-    print(f"A. direct, {processes} processes: {len(job_ids)} jobs ({len(deliveries)} deliveries incl. one "
+    print(f"A{processes}. direct, {processes} process(es): {len(job_ids)} jobs ({len(deliveries)} deliveries incl. one "
           f"redelivery each) in {wall:.2f}s = {done / wall:.1f} jobs/s; succeeded {done}/{len(job_ids)}")
     print(f"   orchestration overhead per job: median {statistics.median(overhead):.2f} ms, "
           f"p99 {pct(overhead, 99):.2f} ms (max {max(overhead):.2f} ms)")
@@ -212,12 +212,15 @@ def main():
     t = time.perf_counter()
     setup_data(args.conversations, args.pairs)
     a_jobs = plan_all("conversation-compaction@2")
+    ref_jobs = plan_all("conversation-compaction@1", limit=max(1, args.conversations // 5))
     b_jobs = plan_all("conversation-compaction@3")
     print(f"machine: {os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           "(shared with other work while this ran)")
     print(f"setup: {args.conversations} conversations x {args.pairs} pairs, {len(a_jobs)} ranges per phase "
           f"({time.perf_counter() - t:.1f}s); provider InstantProvider; PostgreSQL {DB_NAME}")
     phase_a(a_jobs)
+    # Reference: the same work in one process, free of self-contention for CPU.
+    phase_a(ref_jobs, processes=1)
     if not args.skip_celery:
         phase_b(b_jobs)
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")

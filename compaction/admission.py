@@ -23,6 +23,7 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -55,6 +56,18 @@ def _ensure_slots(n: int, *, force: bool = False) -> None:
     _slots_ready = n
 
 
+@contextlib.contextmanager
+def _ephemeral_write():
+    """Slot writes need not wait for the disk: a slot lost in a database
+    crash is only a slot, and its expiry frees it anyway. On PostgreSQL the
+    commit is made asynchronous for this transaction alone."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit = off")
+        yield
+
+
 def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
     """Take one free global slot; returns its number, or None when all are held."""
     n = max(1, settings.COMPACTION_GLOBAL_CONCURRENCY)
@@ -64,11 +77,12 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
     start = random.randrange(n)
     for i in range(n):
         number = (start + i) % n
-        taken = (
-            AdmissionSlot.objects.filter(number=number)
-            .filter(Q(holder="") | Q(expires_at__lt=now))
-            .update(holder=holder, expires_at=now + timedelta(seconds=lease_seconds))
-        )
+        with _ephemeral_write():
+            taken = (
+                AdmissionSlot.objects.filter(number=number)
+                .filter(Q(holder="") | Q(expires_at__lt=now))
+                .update(holder=holder, expires_at=now + timedelta(seconds=lease_seconds))
+            )
         if taken:
             return number
     if AdmissionSlot.objects.filter(number__lt=n).count() < n:
@@ -79,7 +93,8 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
 
 
 def slot_release(*, number: int, holder: str) -> None:
-    AdmissionSlot.objects.filter(number=number, holder=holder).update(holder="", expires_at=None)
+    with _ephemeral_write():
+        AdmissionSlot.objects.filter(number=number, holder=holder).update(holder="", expires_at=None)
 
 
 def slots_in_use() -> int:
