@@ -4,12 +4,15 @@ Two bounds, both held only around the model call, never inside a database
 transaction:
 
 * per worker process: a semaphore of ``COMPACTION_LOCAL_CONCURRENCY``;
-* across all workers: ``COMPACTION_GLOBAL_CONCURRENCY`` rows of
-  ``AdmissionSlot`` in the database. A slot is taken by one conditional
-  UPDATE (free, or its holder's lease ran out) in autocommit, so on
-  PostgreSQL concurrent workers cannot both take it, and on SQLite the
-  database's single writer makes it trivially safe. A slot whose holder died
-  frees itself when its expiry passes.
+* across all workers: ``COMPACTION_GLOBAL_CONCURRENCY`` slots held in the
+  database. On PostgreSQL a slot is a session advisory lock
+  ``(ADVISORY_KEY, n)``: taking one is a single ``pg_try_advisory_lock``
+  with no write and no commit, and a worker that dies frees its slot at once
+  because its connection closes. (Session locks need a direct connection or
+  session pooling, not a transaction-pooling proxy.) On other databases a
+  slot is a row of ``AdmissionSlot`` taken by one conditional UPDATE (free,
+  or its holder's lease ran out); SQLite's single writer makes that safe,
+  and a dead holder's row frees itself when its expiry passes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .models import AdmissionSlot
+
+# 'comp' as a 32-bit integer: the advisory-lock namespace of admission slots.
+ADVISORY_KEY = 0x636F6D70
 
 _local_lock = threading.Lock()
 _local: threading.BoundedSemaphore | None = None
@@ -68,9 +74,22 @@ def _ephemeral_write():
         yield
 
 
+def _uses_advisory_locks() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
     """Take one free global slot; returns its number, or None when all are held."""
     n = max(1, settings.COMPACTION_GLOBAL_CONCURRENCY)
+    if _uses_advisory_locks():
+        start = random.randrange(n)
+        with connection.cursor() as cursor:
+            for i in range(n):
+                number = (start + i) % n
+                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_KEY, number])
+                if cursor.fetchone()[0]:
+                    return number
+        return None
     _ensure_slots(n)
     now = timezone.now()
     # Start at a random slot so workers do not all fight over slot 0.
@@ -93,11 +112,20 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
 
 
 def slot_release(*, number: int, holder: str) -> None:
+    if _uses_advisory_locks():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_KEY, number])
+        return
     with _ephemeral_write():
         AdmissionSlot.objects.filter(number=number, holder=holder).update(holder="", expires_at=None)
 
 
 def slots_in_use() -> int:
+    if _uses_advisory_locks():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
+                           "AND objsubid = 2 AND granted", [ADVISORY_KEY])
+            return cursor.fetchone()[0]
     return AdmissionSlot.objects.exclude(holder="").filter(expires_at__gte=timezone.now()).count()
 
 

@@ -8,6 +8,7 @@ happens between transactions, never inside one.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -17,7 +18,7 @@ from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Exists, F, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -223,27 +224,27 @@ def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, wo
     now = timezone.now()
     expires = now + timedelta(seconds=lease)
     where = [job.pk, model_id, prompt_version_id, expected_attempts_used, expected_attempts_used]
-    row = None
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":
+        # One statement, so autocommit makes it its own transaction.
+        with connection.cursor() as cursor:
             cursor.execute(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
             row = cursor.fetchone()
-            attempt = Attempt(pk=row[0], job=job, number=row[1], worker=worker, started_at=now,
-                              model=model_id) if row else None
-            if attempt is not None:
-                attempt._state.adding = False
-        else:
+        attempt = Attempt(pk=row[0], job=job, number=row[1], worker=worker, started_at=now,
+                          model=model_id) if row else None
+        if attempt is not None:
+            attempt._state.adding = False
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_CLAIM_UPDATE, [worker, expires, now, *where])
             row = cursor.fetchone()
             attempt = Attempt.objects.create(job=job, number=row[0], worker=worker, started_at=now,
                                              model=model_id) if row else None
-        if attempt is not None:
-            job.state, job.attempts_used, job.lease_owner, job.lease_expires_at = (
-                JobState.RUNNING, attempt.number, worker, expires)
-            # A prompt version is frozen the first time a job uses it.
-            if job.prompt_version_id != prompt_version_id or job.prompt_version.frozen_at is None:
-                PromptVersion.objects.filter(pk=prompt_version_id, frozen_at__isnull=True).update(frozen_at=now)
     if attempt is not None:
+        job.state, job.attempts_used, job.lease_owner, job.lease_expires_at = (
+            JobState.RUNNING, attempt.number, worker, expires)
+        # A prompt version is frozen the first time a job uses it.
+        if job.prompt_version_id != prompt_version_id or job.prompt_version.frozen_at is None:
+            PromptVersion.objects.filter(pk=prompt_version_id, frozen_at__isnull=True).update(frozen_at=now)
         CLAIMS.labels(result="claimed").inc()
         return Claim(job, attempt)
     job.refresh_from_db()
@@ -332,6 +333,13 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
     now = timezone.now()
     raw, truncated = _cap(result.raw or result.text or "")
     code, detail = verdict.failure_code, verdict.detail
+    if not code and connection.vendor == "postgresql":
+        fast = _finish_success_pg(job=job, attempt=attempt, worker=worker, result=result, raw=raw,
+                                  truncated=truncated, now=now)
+        if fast is not None:
+            return fast
+        # Nothing moved: the source changed or the lease was lost; the
+        # general path below finds out which and records it.
     released = {"lease_owner": "", "lease_expires_at": None, "updated_at": now}
     with transaction.atomic():
         mine = CompactionJob.objects.filter(pk=job.pk, state=JobState.RUNNING, lease_owner=worker,
@@ -384,6 +392,61 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
             model_id=job.model_id, prompt_version_id=job.prompt_version_id,
         )
         return RunOutcome(job.pk, JobState.SUCCEEDED, attempt=attempt.number, generation_id=generation.pk)
+
+
+_FINISH_SUCCESS_PG = """
+WITH moved AS (
+    UPDATE compaction_compactionjob AS j
+    SET state = 'succeeded', last_failure_code = '', lease_owner = '', lease_expires_at = NULL, updated_at = %s
+    WHERE j.id = %s AND j.state = 'running' AND j.lease_owner = %s AND j.attempts_used = %s
+      AND j.source_digest = (
+          SELECT s.digest FROM conversations_segment s
+          WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
+    RETURNING j.id, j.conversation_id
+), finished AS (
+    UPDATE compaction_attempt
+    SET finished_at = %s, outcome = 'succeeded', failure_code = '', failure_detail = '', model = %s,
+        finish_reason = %s, input_tokens = %s, output_tokens = %s, latency_ms = %s, raw_output = %s,
+        raw_output_truncated = %s, tool_calls = NULL
+    WHERE id = %s AND EXISTS (SELECT 1 FROM moved)
+)
+INSERT INTO compaction_summarygeneration (job_id, conversation_id, number, text, text_bytes, scope, from_pair,
+                                          to_pair, message_ids, source_digest, model_id, prompt_version_id,
+                                          created_at)
+SELECT m.id, m.conversation_id,
+       COALESCE((SELECT MAX(g.number) FROM compaction_summarygeneration g
+                 WHERE g.conversation_id = m.conversation_id), 0) + 1,
+       %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s
+FROM moved m
+RETURNING id, number
+"""
+
+
+def _finish_success_pg(*, job, attempt, worker, result, raw, truncated, now) -> RunOutcome | None:
+    """PostgreSQL: a good attempt's whole finish — the job's conditional move
+    (still ours, digest still current), the attempt's record and the
+    generation — as ONE statement, hence one transaction. Two finishes in one
+    conversation that pick the same generation number collide on the unique
+    constraint and the loser retries. None when nothing moved."""
+    params = [
+        now, job.pk, worker, attempt.number,
+        now, result.model or job.model_id, (result.finish_reason or "")[:50], result.input_tokens,
+        result.output_tokens, result.latency_ms, raw, truncated, attempt.pk,
+        result.text, len(result.text.encode("utf-8")), job.scope, job.from_pair, job.to_pair,
+        json.dumps(job.message_ids), job.source_digest, job.model_id, job.prompt_version_id, now,
+    ]
+    for _ in range(20):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(_FINISH_SUCCESS_PG, params)
+                row = cursor.fetchone()
+        except IntegrityError:
+            continue  # a concurrent finish took that number; count again
+        if row is None:
+            return None
+        job.state = JobState.SUCCEEDED
+        return RunOutcome(job.pk, JobState.SUCCEEDED, attempt=attempt.number, generation_id=row[0])
+    raise RuntimeError(f"job {job.pk}: could not number its generation after 20 tries")
 
 
 _provider_cache: dict = {}

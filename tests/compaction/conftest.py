@@ -76,3 +76,10 @@ def subprocess_env(**extra) -> dict:
                 "COMPACTION_AUTO_PLAN": "0"})
     env.update({k: str(v) for k, v in extra.items()})
     return env
+
+
+@pytest.fixture(autouse=True)
+def _no_background_planning(settings):
+    """Ingests in these tests do not send planning tasks to the broker;
+    the tests that check that hook turn it back on."""
+    settings.COMPACTION_AUTO_PLAN = False

@@ -14,7 +14,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from compaction import services
-from compaction.models import AdmissionSlot, Attempt, CompactionJob, JobState, SummaryGeneration
+from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from tests.compaction.conftest import RecordingProvider, ingest, live_db, subprocess_env
 from tests.compaction.openai_server import ScriptedServer
 from tests.factories import conversation_document
@@ -106,7 +106,9 @@ def test_the_global_admission_bound_holds_across_threads(settings):
 
     run_threads(6, body)
     assert peak[0] == 2
-    assert AdmissionSlot.objects.exclude(holder="").count() == 0
+    from compaction.admission import slots_in_use
+
+    assert slots_in_use() == 0
 
 
 def test_a_killed_workers_lease_is_reaped_and_counted():
@@ -146,3 +148,15 @@ def test_a_killed_workers_lease_is_reaped_and_counted():
     from compaction.admission import slots_in_use
 
     assert slots_in_use() == 0
+
+
+def test_concurrent_finishes_in_one_conversation_number_generations_without_gaps():
+    require_postgres()
+    conv = ingest(conversation_document(100))
+    jobs = services.conversation_plan(conversation=conv)
+    assert len(jobs) == 8
+    provider = RecordingProvider()
+    outcomes = run_threads(8, lambda i: services.job_run(job_id=jobs[i].pk, provider=provider, worker=f"w{i}"))
+    assert [o.status for o in outcomes] == ["succeeded"] * 8
+    numbers = sorted(SummaryGeneration.objects.filter(conversation=conv).values_list("number", flat=True))
+    assert numbers == list(range(1, 9))

@@ -83,3 +83,11 @@ def test_verify_sources_prints_the_stale_bindings(db):
     assert "STALE job" in out and "[10-19]" in out and "[0-9]" not in out
     assert "2 binding(s) checked, 1 stale, 0 segment digest(s) out of date" in out
     assert conv.pk
+
+
+def test_compact_refuses_an_openai_configuration_without_a_model(db, settings):
+    settings.COMPACTION_PROVIDER = "openai"
+    settings.COMPACTION_MODEL = ""
+    ingest(conversation_document(30))
+    with pytest.raises(CommandError, match="COMPACTION_MODEL"):
+        run("compact", "--inline")

@@ -89,7 +89,9 @@ def test_bulk_rerun_reports_what_it_skipped(operator):
     assert AuditEvent.objects.filter(action="job.rerun", reason="bulk").count() == 1
 
 
-def test_an_ingest_that_adds_ranges_plans_and_runs_them_after_commit(db, eager, django_capture_on_commit_callbacks):
+def test_an_ingest_that_adds_ranges_plans_and_runs_them_after_commit(db, eager, django_capture_on_commit_callbacks,
+                                                                    settings):
+    settings.COMPACTION_AUTO_PLAN = True
     with django_capture_on_commit_callbacks(execute=True):
         conv = ingest(conversation_document(40))
     assert CompactionJob.objects.filter(conversation=conv, state=JobState.SUCCEEDED).count() == 2

@@ -16,6 +16,7 @@ from django.db.models import F
 
 from compaction import services
 from compaction.models import CompactionJob, JobState
+from compaction.providers import configured_model_id
 from conversations.models import Conversation
 
 SETTLED = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
@@ -37,10 +38,19 @@ class Command(BaseCommand):
     def handle(self, *args, conversation=None, wait=False, inline=False, retry_now=False, retry_limit=None,
                timeout=600.0, **options):
         conversations = self._conversations(conversation)
+        try:
+            model_id = configured_model_id()
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         planned = 0
         for conv in conversations:
-            planned += len(services.conversation_plan(conversation=conv))
+            planned += len(services.conversation_plan(conversation=conv, model_id=model_id))
         jobs = CompactionJob.objects.filter(conversation__in=conversations) if conversation else CompactionJob.objects.all()
+        other = jobs.filter(state__in=(JobState.PENDING, JobState.FAILED)).exclude(model_id=model_id).count()
+        if other:
+            self.stderr.write(f"{other} unfinished job(s) are bound to another model than {model_id!r}; "
+                              "this configuration cannot run them")
+        jobs = jobs.filter(model_id=model_id)
         runnable = list(jobs.filter(state=JobState.PENDING).order_by("conversation_id", "from_pair").values_list("pk", flat=True))
         if retry_now:
             retry = jobs.filter(state=JobState.FAILED, attempts_used__lt=F("max_attempts")).order_by("updated_at", "pk")
