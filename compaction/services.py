@@ -8,6 +8,7 @@ happens between transactions, never inside one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -435,9 +436,12 @@ def _finish_success_pg(*, job, attempt, worker, result, raw, truncated, now) -> 
         result.text, len(result.text.encode("utf-8")), job.scope, job.from_pair, job.to_pair,
         json.dumps(job.message_ids), job.source_digest, job.model_id, job.prompt_version_id, now,
     ]
+    # One statement is its own transaction in autocommit; inside an outer
+    # transaction (tests, callers) a savepoint keeps a collision local.
+    atomic = transaction.atomic if connection.in_atomic_block else contextlib.nullcontext
     for _ in range(20):
         try:
-            with transaction.atomic(), connection.cursor() as cursor:
+            with atomic(), connection.cursor() as cursor:
                 cursor.execute(_FINISH_SUCCESS_PG, params)
                 row = cursor.fetchone()
         except IntegrityError:
@@ -471,7 +475,7 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
     started = time.perf_counter()
     provider = provider or provider_get()
     worker = worker or worker_identity()
-    job = CompactionJob.objects.filter(pk=job_id).select_related("prompt_version", "conversation").first()
+    job = CompactionJob.objects.filter(pk=job_id).select_related("prompt_version").first()
     if job is None:
         return RunOutcome(job_id, "skipped", detail="no such job")
     if job.state not in CLAIMABLE:
