@@ -37,13 +37,22 @@ try:
     raise SystemExit("a generation was changed")
 except ImmutableGenerationError:
     pass
+# Admission rows: one global slot; a dead holder's row frees itself after its expiry.
+import time
+from compaction.admission import slot_acquire, slot_release, slots_in_use
+assert slot_acquire(holder="dead", lease_seconds=1) == 0
+assert slot_acquire(holder="other", lease_seconds=60) is None and slots_in_use() == 1
+time.sleep(1.1)
+assert slot_acquire(holder="other", lease_seconds=60) == 0
+slot_release(number=0, holder="other")
+assert slots_in_use() == 0
 print("sqlite-ok", Attempt.objects.count(), SummaryGeneration.objects.count())
 """
 
 
 def test_the_engine_runs_on_the_embedded_sqlite_default(tmp_path):
     env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
-               COMPACTION_AUTO_PLAN="0")
+               COMPACTION_AUTO_PLAN="0", COMPACTION_GLOBAL_CONCURRENCY="1")
     proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
