@@ -160,6 +160,13 @@ def _mark_stale(job_id: int, *, from_states=CLAIMABLE) -> bool:
     )
 
 
+# The binding's 20 message ids must be distinct and non-empty, checked in
+# the same statement (the JSON functions differ per database).
+_IDS_OK_PG = """(SELECT count(DISTINCT x) FROM jsonb_array_elements_text(j.message_ids) AS x
+                WHERE x <> '') = 20 AND jsonb_array_length(j.message_ids) = 20"""
+_IDS_OK_SQLITE = """(SELECT count(DISTINCT value) FROM json_each(j.message_ids)
+                    WHERE type = 'text' AND value <> '') = 20 AND json_array_length(j.message_ids) = 20"""
+
 _CLAIM_WHERE = """
     WHERE j.id = %s
       AND j.state IN ('pending', 'failed')
@@ -170,6 +177,7 @@ _CLAIM_WHERE = """
       AND j.source_digest = (
           SELECT s.digest FROM conversations_segment s
           WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
+      AND {ids_ok}
 """
 
 # PostgreSQL: the claim and its attempt row are one statement.
@@ -178,7 +186,7 @@ WITH claimed AS (
     UPDATE compaction_compactionjob AS j
     SET state = 'running', attempts_used = j.attempts_used + 1, lease_owner = %s,
         lease_expires_at = %s, updated_at = %s
-""" + _CLAIM_WHERE + """
+""" + _CLAIM_WHERE.format(ids_ok=_IDS_OK_PG) + """
     RETURNING j.id, j.attempts_used
 )
 INSERT INTO compaction_attempt (job_id, number, worker, started_at, outcome, failure_code, failure_detail,
@@ -193,7 +201,7 @@ _CLAIM_UPDATE = """
 UPDATE compaction_compactionjob AS j
 SET state = 'running', attempts_used = j.attempts_used + 1, lease_owner = %s,
     lease_expires_at = %s, updated_at = %s
-""" + _CLAIM_WHERE + """
+""" + _CLAIM_WHERE.format(ids_ok=_IDS_OK_SQLITE) + """
 RETURNING attempts_used
 """
 

@@ -284,3 +284,20 @@ def test_a_duplicated_message_for_the_first_attempt_cannot_become_the_second(mak
     assert Attempt.objects.filter(job=job).count() == 1 and len(bad.requests) == 1
     retry = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=1)
     assert (retry.status, retry.attempt) == ("exhausted", 2)
+
+
+@pytest.mark.parametrize("ids", [
+    lambda ids: ids[:19] + [ids[0]],  # a duplicate
+    lambda ids: ids[:19] + [""],  # an empty id
+    lambda ids: ids[:19],  # 19 ids
+])
+def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, ids, monkeypatch):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(message_ids=ids(job.message_ids))
+    job.refresh_from_db()
+    # Without the Python pre-check, the conditional UPDATE must refuse alone.
+    monkeypatch.setattr(services, "binding_problem", lambda job: "")
+    claim = services.job_claim(job=job, worker="w", model_id=job.model_id)
+    assert claim.attempt is None
+    assert Attempt.objects.filter(job=job).count() == 0
