@@ -37,6 +37,15 @@ try:
     raise SystemExit("a generation was changed")
 except ImmutableGenerationError:
     pass
+# The claim statement alone refuses a duplicated id (json_each on SQLite).
+conv2 = conversation_ingest(document=validate_document(conversation_document(30, external_id="c2", prefix="q")),
+                            actor="t").conversation
+(broken,) = services.conversation_plan(conversation=conv2)
+CompactionJob.objects.filter(pk=broken.pk).update(message_ids=broken.message_ids[:19] + [broken.message_ids[0]])
+broken.refresh_from_db()
+services.binding_problem = lambda job: ""
+assert services.job_claim(job=broken, worker="w", model_id=broken.model_id).attempt is None
+
 # Admission rows: one global slot; a dead holder's row frees itself after its expiry.
 import time
 from compaction.admission import slot_acquire, slot_release, slots_in_use
