@@ -43,9 +43,10 @@ REAPED = Counter("compaction_leases_reaped_total", "Running attempts whose lease
 
 
 def emit(event: str, **fields) -> None:
-    line = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in fields.items())
     level = logging.WARNING if event == "compaction_failed" else logging.INFO
-    logger.log(level, "%s %s", event, line, extra={"event": event, "fields": fields})
+    if logger.isEnabledFor(level):
+        line = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in fields.items())
+        logger.log(level, "%s %s", event, line, extra={"event": event, "fields": fields})
     compaction_event.send(sender=None, event=event, fields=fields)
 
 

@@ -293,19 +293,18 @@ def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryR
     from conversations.models import Message
 
     ids = job.message_ids
-    stored = {
-        m.external_id: m
-        for m in Message.objects.filter(conversation_id=job.conversation_id, external_id__in=ids).only(
+    stored = dict(
+        Message.objects.filter(conversation_id=job.conversation_id, external_id__in=ids).values_list(
             "external_id", "content"
         )
-    }
+    )
     if len(stored) != len(ids):
         return None, "a bound message no longer exists"
     pairs = []
     for offset in range(10):
-        user, assistant = stored[ids[2 * offset]], stored[ids[2 * offset + 1]]
-        pairs.append(digest_input(job.from_pair + offset, user.external_id, user.content,
-                                  assistant.external_id, assistant.content))
+        user_id, assistant_id = ids[2 * offset], ids[2 * offset + 1]
+        pairs.append(digest_input(job.from_pair + offset, user_id, stored[user_id], assistant_id,
+                                  stored[assistant_id]))
     if source_digest(pairs) != job.source_digest:
         return None, "the stored messages no longer give the bound digest"
     answers = tuple(Answer(p["assistant"]["id"], p["assistant"]["text"]) for p in pairs)
