@@ -3,6 +3,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from compaction import projection_api
+
+from compaction.metrics import metrics_view
 from conversations import api as conversations_api
 
 api_v1 = [
@@ -24,6 +26,7 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
