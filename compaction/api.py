@@ -39,11 +39,24 @@ REASON_MAX_CHARS = 4000
 # --- plumbing ---------------------------------------------------------------------
 
 
+class StrictFormatNegotiation(DefaultContentNegotiation):
+    """``?format=`` must name one of the endpoint's formats (DRF would 404)."""
+
+    def filter_renderers(self, renderers, format):
+        matching = [r for r in renderers if r.format == format]
+        if not matching:
+            formats = ", ".join(r.format for r in renderers)
+            raise ApiError(code="invalid_format", message=f"format must be one of: {formats}",
+                           errors={"format": [f"must be one of: {formats}"]})
+        return matching
+
+
 class StrictQueryMixin:
     """Refuse query parameters the endpoint does not know (after the role
     check, so an anonymous caller still gets 401 first)."""
 
     allowed_query_params: tuple[str, ...] = ()
+    content_negotiation_class = StrictFormatNegotiation
 
     def known_query_params(self) -> set[str]:
         names = set(self.allowed_query_params)
@@ -100,18 +113,6 @@ class CSVRenderer(BaseRenderer):
 
 
 STREAMING_FORMATS = (JSONLinesRenderer.format, CSVRenderer.format)
-
-
-class StrictFormatNegotiation(DefaultContentNegotiation):
-    """``?format=`` must name one of the endpoint's formats (DRF would 404)."""
-
-    def filter_renderers(self, renderers, format):
-        matching = [r for r in renderers if r.format == format]
-        if not matching:
-            formats = ", ".join(r.format for r in renderers)
-            raise ApiError(code="invalid_format", message=f"format must be one of: {formats}",
-                           errors={"format": [f"must be one of: {formats}"]})
-        return matching
 
 
 def _refused(exc: operations.ActionRefused) -> ApiError:
@@ -285,7 +286,6 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
     filter_backends = [StrictFilterBackend]
     filterset_class = AuditFilter
     renderer_classes = [JSONRenderer, JSONLinesRenderer, CSVRenderer]
-    content_negotiation_class = StrictFormatNegotiation
     allowed_query_params = ("format", *TimeCursorPagination.query_params)
     schema = ListSchema()
 
