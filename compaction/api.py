@@ -77,7 +77,14 @@ class StrictQueryMixin:
 
 
 class StrictFilterBackend(DjangoFilterBackend):
+    """Validate every filter value; an empty one is an error too (django-filter
+    would read ``?state=`` as "no filter")."""
+
     def filter_queryset(self, request, queryset, view):
+        empty = sorted(name for name, values in request.query_params.lists() if any(v == "" for v in values))
+        if empty:
+            raise ApiError(code="invalid_filter", message=f"{empty[0]}: must not be empty",
+                           errors={name: ["must not be empty"] for name in empty})
         filterset = self.get_filterset(request, queryset, view)
         if not filterset.is_valid():
             errors = {name: [str(m) for m in messages] for name, messages in filterset.errors.items()}
@@ -235,14 +242,22 @@ class ActivityPageSerializer(serializers.Serializer):
 
 
 class ReasonSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=REASON_MAX_CHARS, help_text="why; kept in the activity log")
+    # Not trimmed before the length check, so the documented maxLength holds
+    # for the text as sent; blank-only text is refused in ``_valid``.
+    reason = serializers.CharField(max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                                   help_text="why; kept in the activity log")
 
 
 def _valid(serializer: serializers.Serializer, *, reason_field: str) -> dict:
     """Validate a body; a missing or blank reason is ``reason_required``."""
     if serializer.is_valid():
-        return serializer.validated_data
-    errors = serializer.errors
+        data = dict(serializer.validated_data)
+        data[reason_field] = data[reason_field].strip()
+        if data[reason_field]:
+            return data
+        errors = {reason_field: [serializers.ErrorDetail("blank", code="blank")]}
+    else:
+        errors = serializer.errors
     reason_errors = errors.get(reason_field, []) if isinstance(errors, dict) else []
     if any(getattr(e, "code", "") in ("required", "blank", "null") for e in reason_errors):
         message = "a reason is required" if reason_field == "reason" else f"a {reason_field} (the reason) is required"
@@ -270,7 +285,7 @@ ERRORS_WRITE = {
     429: OpenApiResponse(ErrorSerializer, description="write rate exceeded; see Retry-After"),
 }
 _PAGE_PARAMS = [
-    OpenApiParameter("cursor", str, description="the `next_cursor` of the previous page"),
+    OpenApiParameter("cursor", {"type": "string", "minLength": 1}, description="the `next_cursor` of the previous page"),
     OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": 500}, description="1 to 500 (default 50)"),
 ]
 
@@ -453,7 +468,8 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
     class InputSerializer(serializers.Serializer):
         job = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
         verdict = serializers.ChoiceField(choices=Verdict.values)
-        note = serializers.CharField(max_length=REASON_MAX_CHARS, help_text="why this verdict (the reason)")
+        note = serializers.CharField(max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                                     help_text="why this verdict (the reason)")
 
     @extend_schema(operation_id="create_review", request=InputSerializer,
                    responses={201: ReviewSerializer, **ERRORS_WRITE})

@@ -16,7 +16,12 @@ from .models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, R
 from .pagination import MAX_ID
 
 
-@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_ID})
+def _documented(filter_: df.Filter, schema: dict, description: str = "") -> df.Filter:
+    """Give the schema the exact parameter type (with its help text, which
+    an explicit schema would otherwise drop)."""
+    return extend_schema_field({**schema, **({"description": description} if description else {})})(filter_)
+
+
 class IdFilter(df.Filter):
     field_class = forms.IntegerField
 
@@ -24,6 +29,16 @@ class IdFilter(df.Filter):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", MAX_ID)
         super().__init__(*args, **kwargs)
+
+
+def id_filter(field_name: str, description: str = "") -> df.Filter:
+    return _documented(IdFilter(field_name=field_name), {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                       description)
+
+
+def text_filter(field_name: str, description: str = "") -> df.Filter:
+    # An empty value is refused by the view's StrictFilterBackend, not read as "no filter".
+    return _documented(df.CharFilter(field_name=field_name), {"type": "string", "minLength": 1}, description)
 
 
 class StrictBooleanField(forms.Field):
@@ -41,7 +56,6 @@ class StrictBooleanField(forms.Field):
         raise forms.ValidationError("must be true or false", code="invalid")
 
 
-@extend_schema_field({"type": "boolean"})
 class StrictBooleanFilter(df.Filter):
     field_class = StrictBooleanField
 
@@ -50,20 +64,18 @@ NO_VERDICT = "none"
 
 
 class AuditFilter(df.FilterSet):
-    scope = df.CharFilter(field_name="scope", help_text="only this scope")
-    conversation = IdFilter(field_name="conversation_id", help_text="only this conversation (its id here)")
-    conversation_external_id = df.CharFilter(
-        field_name="conversation__external_id", help_text="only conversations with this external id"
-    )
+    scope = text_filter("scope", "only this scope")
+    conversation = id_filter("conversation_id", "only this conversation (its id in this service)")
+    conversation_external_id = text_filter("conversation__external_id", "only conversations with this external id")
     state = df.MultipleChoiceFilter(choices=JobState.choices, help_text="job state; repeat for several")
     failure_code = df.MultipleChoiceFilter(
         choices=FailureCode.choices, method="filter_failure_code",
         help_text="jobs with at least one attempt that failed with this code; repeat for several",
     )
-    prompt_version = df.CharFilter(field_name="prompt_version__name", help_text="e.g. conversation-compaction@3")
-    source_valid = StrictBooleanFilter(
-        field_name="source_valid",
-        help_text="whether the stored source digest still equals the digest of the range now",
+    prompt_version = text_filter("prompt_version__name", "prompt version name, e.g. conversation-compaction@3")
+    source_valid = _documented(
+        StrictBooleanFilter(field_name="source_valid"), {"type": "boolean"},
+        "whether the stored source digest still equals the digest of the range now",
     )
     verdict = df.MultipleChoiceFilter(
         choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
@@ -99,12 +111,12 @@ class AuditFilter(df.FilterSet):
 
 
 class ActivityFilter(df.FilterSet):
-    action = df.CharFilter(field_name="action", help_text="e.g. job.rerun, job.grant_attempt, review.record")
-    scope = df.CharFilter(field_name="scope")
-    conversation = IdFilter(field_name="conversation_id")
-    job = IdFilter(field_name="job_id")
-    actor = df.CharFilter(field_name="actor_label", help_text="the acting user's username")
-    target_type = df.CharFilter(field_name="target_type", help_text="job or conversation")
+    action = text_filter("action", "e.g. job.rerun, job.grant_attempt, conversation.rerun, review.record")
+    scope = text_filter("scope", "only this scope")
+    conversation = id_filter("conversation_id", "only events about this conversation")
+    job = id_filter("job_id", "only events about this job")
+    actor = text_filter("actor_label", "the acting user's username")
+    target_type = text_filter("target_type", "job or conversation")
     created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="at or after")
     created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="before")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -117,11 +118,32 @@ class ConversationSerializer(serializers.Serializer):
     last_activity_at = serializers.DateTimeField(allow_null=True)
 
 
+def _page_of(serializer_class, *, counted: bool):
+    """The documented shape of a paginated list (schemathesis: a bare array
+    was documented while an object with ``results`` was returned)."""
+    fields = {
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": serializer_class(many=True),
+    }
+    if counted:
+        fields["count"] = serializers.IntegerField()
+    return type(f"{serializer_class.__name__.removesuffix('Serializer')}PageSerializer", (serializers.Serializer,), fields)
+
+
 class ConversationCursor(CursorPagination):
     ordering = ("-updated_at", "-id")
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def decode_cursor(self, request):
+        # DRF answers a malformed cursor with 404; it is a bad request.
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
+                           errors={"cursor": ["not a cursor this API issued"]}) from None
 
 
 class ConversationListApi(APIView):
@@ -141,7 +163,7 @@ class ConversationListApi(APIView):
             OpenApiParameter("cursor", str),
             OpenApiParameter("page_size", int),
         ],
-        responses={200: ConversationSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
     )
     def get(self, request):
         unknown = set(request.query_params) - set(self.FilterSerializer().fields)
@@ -204,7 +226,7 @@ class PairPagination(PageNumberPagination):
 class ConversationPairsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_pairs", responses={200: PairSerializer(many=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_pairs", responses={200: _page_of(PairSerializer, counted=True), 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = PairPagination()
@@ -221,7 +243,7 @@ class SegmentPagination(PageNumberPagination):
 class ConversationSegmentsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_segments", responses={200: SegmentSerializer(many=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_segments", responses={200: _page_of(SegmentSerializer, counted=True), 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = SegmentPagination()
