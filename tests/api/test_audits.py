@@ -276,3 +276,8 @@ def test_generation_text_is_returned_as_data(clients, users):
     row = by_job(records(clients["staff"]))[job.pk]
     assert row["generation"]["text"] == "<script>alert(1)</script> =SUM(A1)"
     make_user  # noqa: B018 (imported for other modules' fixtures)
+
+
+def test_unknown_page_outside_the_api_is_not_json(clients):
+    response = clients["staff"].get("/no-such-page/")
+    assert response.status_code == 404 and not response["Content-Type"].startswith("application/json")
