@@ -281,3 +281,22 @@ def test_generation_text_is_returned_as_data(clients, users):
 def test_unknown_page_outside_the_api_is_not_json(clients):
     response = clients["staff"].get("/no-such-page/")
     assert response.status_code == 404 and not response["Content-Type"].startswith("application/json")
+
+
+def test_every_api_operation_documents_its_errors():
+    from drf_spectacular.generators import SchemaGenerator
+
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    ours = {
+        ("/api/v1/audits/", "get"), ("/api/v1/audits/{job_id}/", "get"), ("/api/v1/activity/", "get"),
+        ("/api/v1/jobs/{job_id}/rerun/", "post"), ("/api/v1/jobs/{job_id}/grant-attempt/", "post"),
+        ("/api/v1/conversations/{conversation_id}/compact/", "post"), ("/api/v1/reviews/", "post"),
+    }
+    for path, method in ours:
+        operation = paths[path][method]
+        assert {"400", "401", "403"} <= set(operation["responses"]), (path, method)
+        if method == "post":
+            assert {"404", "409", "429"} <= set(operation["responses"]), path
+            assert operation["requestBody"]["required"] is True, path
+    assert set(paths["/api/v1/audits/"]["get"]["responses"]["200"]["content"]) == {
+        "application/json", "application/x-ndjson", "text/csv"}
