@@ -196,9 +196,11 @@ class AuditRecordSerializer(serializers.Serializer):
     conversation_external_id = serializers.CharField()
     from_pair = serializers.IntegerField()
     to_pair = serializers.IntegerField()
-    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the 20 message ids, user then assistant per pair")
+    message_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="the 20 message ids, user then assistant per pair")
     source_digest = serializers.CharField(help_text="the digest the job is bound to")
-    current_digest = serializers.CharField(allow_null=True, help_text="the range's digest now; null if no longer planned")
+    current_digest = serializers.CharField(
+        allow_null=True, help_text="the range's digest now; null if no longer planned")
     source_valid = serializers.BooleanField(help_text="current_digest == source_digest")
     model = serializers.CharField()
     prompt_version = serializers.CharField()
@@ -285,8 +287,10 @@ ERRORS_WRITE = {
     429: OpenApiResponse(ErrorSerializer, description="write rate exceeded; see Retry-After"),
 }
 _PAGE_PARAMS = [
-    OpenApiParameter("cursor", {"type": "string", "minLength": 1}, description="the `next_cursor` of the previous page"),
-    OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": 500}, description="1 to 500 (default 50)"),
+    OpenApiParameter("cursor", {"type": "string", "minLength": 1},
+                     description="the `next_cursor` of the previous page"),
+    OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": 500},
+                     description="1 to 500 (default 50)"),
 ]
 
 

@@ -9,8 +9,10 @@ from django.test.utils import CaptureQueriesContext
 
 from compaction.models import CompactionJob, JobState
 from compaction.services import conversation_plan
+from conversations.documents import validate_document
+from conversations.services import conversation_ingest
 from tests.api.conftest import client_for, exhaust, ingest, succeed
-from tests.factories import conversation_document, make_user
+from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db
 
@@ -73,9 +75,6 @@ def test_failed_job_lists_every_attempt_and_why_it_failed(clients, history):
 def test_edited_source_makes_the_record_invalid_with_the_digest_recomputed_now(clients, history):
     doc = conversation_document(45)
     doc["messages"][3]["content"] = "Answer 1, corrected afterwards."
-    from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
-
     conversation_ingest(document=validate_document(doc), actor="tests")
     done = by_job(records(clients["staff"]))[history["done"].pk]
     assert done["source_valid"] is False
@@ -89,9 +88,6 @@ def test_range_no_longer_planned_has_null_current_digest_and_is_invalid(clients,
     doc = conversation_document(45)
     for run in doc["runs"][3:9]:
         run["status"] = "failed"
-    from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
-
     conversation_ingest(document=validate_document(doc), actor="tests")
     failed = by_job(records(clients["staff"]))[history["failed"].pk]
     assert failed["current_digest"] is None and failed["source_valid"] is False
@@ -275,7 +271,6 @@ def test_generation_text_is_returned_as_data(clients, users):
     succeed(job, text="<script>alert(1)</script> =SUM(A1)")
     row = by_job(records(clients["staff"]))[job.pk]
     assert row["generation"]["text"] == "<script>alert(1)</script> =SUM(A1)"
-    make_user  # noqa: B018 (imported for other modules' fixtures)
 
 
 def test_unknown_page_outside_the_api_is_not_json(clients):
