@@ -462,6 +462,24 @@ class ReviewSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ReviewInputSerializer(serializers.Serializer):
+    job = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
+    verdict = serializers.ChoiceField(choices=Verdict.values)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
+                                 trim_whitespace=False,
+                                 help_text="why this verdict, shown beside the summary; this or `reason` is required")
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
+                                   trim_whitespace=False,
+                                   help_text="the same as `note` (the name the other actions use)")
+
+    def validate(self, data):
+        note, reason = data.get("note", "").strip(), data.get("reason", "").strip()
+        if note and reason and note != reason:
+            raise serializers.ValidationError({"reason": ["give the note once: as `note` or as `reason`"]})
+        data["note"] = note or reason
+        return data
+
+
 class ReviewCreateApi(StrictQueryMixin, APIView):
     """Record a verdict on a job's summary. The note is the reason and is
     required; the newest verdict is the job's current one."""
@@ -469,16 +487,16 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
     permission_classes = [CanReview]
     throttle_classes = [WriteRateThrottle]
 
-    class InputSerializer(serializers.Serializer):
-        job = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
-        verdict = serializers.ChoiceField(choices=Verdict.values)
-        note = serializers.CharField(max_length=REASON_MAX_CHARS, trim_whitespace=False,
-                                     help_text="why this verdict (the reason)")
-
-    @extend_schema(operation_id="create_review", request=InputSerializer,
+    @extend_schema(operation_id="create_review", request=ReviewInputSerializer,
                    responses={201: ReviewSerializer, **ERRORS_WRITE})
     def post(self, request):
-        data = _valid(self.InputSerializer(data=request.data), reason_field="note")
+        serializer = ReviewInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not data["note"]:
+            raise ApiError(code="reason_required", message="reason: a note (the reason for the verdict) is required",
+                           errors={"note": ["a note (the reason for the verdict) is required"],
+                                   "reason": ["a note (the reason for the verdict) is required"]})
         job = _job_or_404(request, data["job"])
         try:
             review = operations.review_record(job=job, reviewer=request.user, verdict=data["verdict"],

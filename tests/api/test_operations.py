@@ -133,6 +133,13 @@ def test_reviewers_record_a_verdict_that_becomes_current(clients, history, role)
     assert event.before == {"verdict": "approved", "note": "ok now"} and event.after["verdict"] == "needs_work"
 
 
+def test_review_takes_its_note_as_reason_too(clients, history):
+    body = {"job": history["done"].pk, "verdict": "approved", "reason": "matches the sources"}
+    response = clients["support"].post("/api/v1/reviews/", body, format="json")
+    assert response.status_code == 201 and response.json()["note"] == "matches the sources"
+    assert AuditEvent.objects.get(action="review.record").reason == "matches the sources"
+
+
 @pytest.mark.parametrize("role, status", [("integrator", 403), ("norole", 403), ("anonymous", 401)])
 def test_others_may_not_review(clients, history, role, status):
     body = {"job": history["done"].pk, "verdict": "approved", "note": "fine"}
@@ -144,7 +151,9 @@ def test_others_may_not_review(clients, history, role, status):
     "body, code, field",
     [
         ({"verdict": "approved", "note": ""}, "reason_required", "note"),
+        ({"verdict": "approved", "note": "  ", "reason": ""}, "reason_required", "reason"),
         ({"verdict": "approved"}, "reason_required", "note"),
+        ({"verdict": "approved", "note": "a", "reason": "b"}, "invalid", "reason"),
         ({"verdict": "great", "note": "x"}, "invalid", "verdict"),
         ({"note": "x"}, "invalid", "verdict"),
     ],
