@@ -48,6 +48,53 @@ class SegmentSerializer(serializers.Serializer):
     assistant_bytes = serializers.IntegerField()
 
 
+def _document_schema() -> dict:
+    """The ingest document (SPEC §3) as JSON Schema, for the OpenAPI schema
+    only: the view validates the raw bytes itself (``documents``), including
+    rules a schema cannot say (unique ids, run references, no NUL)."""
+    from .documents import MAX_ID, MAX_SCOPE, MAX_TITLE, MESSAGE_ROLES, MESSAGE_STATUSES, RUN_STATUSES
+
+    def text(max_length, **extra):
+        return {"type": "string", "minLength": 1, "maxLength": max_length, **extra}
+
+    timestamp = {"type": "string", "format": "date-time"}
+    optional = {"nullable": True}  # null is read as "not given"
+    return {
+        "type": "object",
+        "description": "a conversation document (SPEC §3); validated whole, written in one transaction",
+        "additionalProperties": False,
+        "required": ["scope", "id"],
+        "properties": {
+            "scope": text(MAX_SCOPE),
+            "id": text(MAX_ID),
+            "title": {"type": "string", "maxLength": MAX_TITLE, **optional},
+            "metadata": {"type": "object", **optional},
+            "runs": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "status"],
+                "properties": {"id": text(MAX_ID), "status": {"type": "string", "enum": sorted(RUN_STATUSES)},
+                               "created_at": {**timestamp, **optional}},
+            }},
+            "messages": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "role", "created_at"],
+                "properties": {
+                    "id": text(MAX_ID),
+                    "run_id": text(MAX_ID, **optional),
+                    "role": {"type": "string", "enum": sorted(MESSAGE_ROLES)},
+                    "content": {"type": "string"},
+                    "status": {"type": "string", "enum": sorted(MESSAGE_STATUSES)},
+                    "created_at": timestamp,
+                    "tool_calls": {**optional, "type": "array", "items": {
+                        "type": "object", "required": ["id", "name"],
+                        "properties": {"id": text(MAX_ID), "name": text(MAX_ID),
+                                       "arguments": {"description": "JSON text, or an object or array"}},
+                    }},
+                    "tool_call_id": text(MAX_ID, **optional),
+                },
+            }},
+        },
+    }
+
+
 class IngestApi(APIView):
     """Upsert one conversation document (SPEC §3)."""
 
@@ -68,7 +115,7 @@ class IngestApi(APIView):
 
     @extend_schema(
         operation_id="ingest_conversation",
-        request={"application/json": {"type": "object", "description": "a conversation document (SPEC §3)"}},
+        request={"application/json": _document_schema()},
         responses={200: OutputSerializer, 201: OutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer},
     )
     def post(self, request):
