@@ -7,9 +7,12 @@ them into the OpenAPI schema.
 
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 import django_filters as df
 from django import forms
 from django.db.models import Exists, OuterRef, Subquery
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
 from .models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
@@ -60,6 +63,25 @@ class StrictBooleanFilter(df.Filter):
     field_class = StrictBooleanField
 
 
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, converted to UTC: PostgreSQL refuses offsets beyond
+    ±15:59 that Python accepts, and a time that falls before year 1 in UTC
+    is out of range, not a server error."""
+
+    def to_python(self, value):
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        try:
+            return parsed.astimezone(dt_timezone.utc)
+        except OverflowError:
+            raise forms.ValidationError("is out of range", code="invalid") from None
+
+
+class UtcDateTimeFilter(df.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
+
+
 NO_VERDICT = "none"
 
 
@@ -81,10 +103,10 @@ class AuditFilter(df.FilterSet):
         choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
         help_text="the newest review verdict (`none`: never reviewed); repeat for several",
     )
-    created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="created at or after")
-    created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="created before")
-    updated_after = df.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte", help_text="updated at or after")
-    updated_before = df.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt", help_text="updated before")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="created at or after")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="created before")
+    updated_after = UtcDateTimeFilter(field_name="updated_at", lookup_expr="gte", help_text="updated at or after")
+    updated_before = UtcDateTimeFilter(field_name="updated_at", lookup_expr="lt", help_text="updated before")
 
     class Meta:
         model = CompactionJob
@@ -117,8 +139,8 @@ class ActivityFilter(df.FilterSet):
     job = id_filter("job_id", "only events about this job")
     actor = text_filter("actor_label", "the acting user's username")
     target_type = text_filter("target_type", "job or conversation")
-    created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="at or after")
-    created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="before")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="at or after")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="before")
 
     class Meta:
         model = AuditEvent

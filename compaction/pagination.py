@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 from django.db.models import Q
 from rest_framework.response import Response
@@ -50,9 +50,11 @@ def cursor_decode(value: str, *, kind: str) -> tuple[datetime, int]:
         raise InvalidCursor("the cursor names no row")
     try:
         created_at = datetime.fromisoformat(data["t"]) if isinstance(data["t"], str) else None
-    except ValueError:
+        # In UTC: PostgreSQL refuses some offsets Python accepts.
+        created_at = created_at.astimezone(timezone.utc) if created_at and created_at.tzinfo else None
+    except (ValueError, OverflowError):
         created_at = None
-    if created_at is None or created_at.tzinfo is None:
+    if created_at is None:
         raise InvalidCursor("the cursor names no time")
     return created_at, pk
 

@@ -216,6 +216,10 @@ class ConversationListApi(APIView):
         unknown = set(request.query_params) - set(self.FilterSerializer().fields)
         if unknown:
             raise ApiError(code="unknown_filter", message=f"unknown query parameter(s): {', '.join(sorted(unknown))}")
+        if request.query_params.get("page_size") == "":
+            # DRF reads an empty optional value as "not given"; the schema says integer.
+            raise ApiError(code="invalid", message="page_size: must be an integer",
+                           errors={"page_size": ["must be an integer"]})
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         qs = selectors.conversations_visible(user=request.user)
