@@ -20,6 +20,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -243,11 +244,29 @@ class ActivityPageSerializer(serializers.Serializer):
     results = ActivitySerializer(many=True)
 
 
+class StrictCharField(serializers.CharField):
+    """Text only: DRF would quietly turn a JSON number into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only: DRF would also take ``"12"``."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, (str, bool)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class ReasonSerializer(serializers.Serializer):
     # Not trimmed before the length check, so the documented maxLength holds
     # for the text as sent; blank-only text is refused in ``_valid``.
-    reason = serializers.CharField(max_length=REASON_MAX_CHARS, trim_whitespace=False,
-                                   help_text="why; kept in the activity log")
+    reason = StrictCharField(max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                             help_text="why; kept in the activity log")
 
 
 def _valid(serializer: serializers.Serializer, *, reason_field: str) -> dict:
@@ -381,6 +400,7 @@ class JobRerunApi(StrictQueryMixin, APIView):
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="rerun_job", request=ReasonSerializer,
                    responses={202: AuditRecordSerializer, **ERRORS_WRITE})
@@ -399,6 +419,7 @@ class JobGrantAttemptApi(StrictQueryMixin, APIView):
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="grant_job_attempt", request=ReasonSerializer,
                    responses={202: AuditRecordSerializer, **ERRORS_WRITE})
@@ -431,6 +452,7 @@ class ConversationCompactApi(StrictQueryMixin, APIView):
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="compact_conversation", request=ReasonSerializer,
                    responses={202: CompactResultSerializer, **ERRORS_WRITE})
@@ -463,14 +485,12 @@ class ReviewSerializer(serializers.Serializer):
 
 
 class ReviewInputSerializer(serializers.Serializer):
-    job = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
+    job = StrictIntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
     verdict = serializers.ChoiceField(choices=Verdict.values)
-    note = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
-                                 trim_whitespace=False,
-                                 help_text="why this verdict, shown beside the summary; this or `reason` is required")
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
-                                   trim_whitespace=False,
-                                   help_text="the same as `note` (the name the other actions use)")
+    note = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                           help_text="why this verdict, shown beside the summary; this or `reason` is required")
+    reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                             help_text="the same as `note` (the name the other actions use)")
 
     def validate(self, data):
         note, reason = data.get("note", "").strip(), data.get("reason", "").strip()
@@ -486,6 +506,7 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
 
     permission_classes = [CanReview]
     throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
 
     @extend_schema(operation_id="create_review", request=ReviewInputSerializer,
                    responses={201: ReviewSerializer, **ERRORS_WRITE})

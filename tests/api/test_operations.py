@@ -196,3 +196,21 @@ def test_desk_session_posts_need_csrf(users, history):
     client.login(username="olga", password="pw-for-tests")
     response = client.post(rerun_url(history["failed"]), REASON, format="json")
     assert response.status_code == 403 and "CSRF" in response.json()["message"]
+
+
+@pytest.mark.parametrize("body", [{"reason": 42}, {"reason": ["x"]}, {"reason": True}])
+def test_reason_must_be_text(clients, history, body):
+    response = clients["operator"].post(rerun_url(history["failed"]), body, format="json")
+    assert response.status_code == 400 and "reason" in response.json()["errors"]
+    assert CompactionJob.objects.get(pk=history["failed"].pk).state == JobState.EXHAUSTED
+
+
+def test_review_job_must_be_a_json_integer(clients, history):
+    body = {"job": str(history["done"].pk), "verdict": "approved", "note": "ok"}
+    response = clients["support"].post("/api/v1/reviews/", body, format="json")
+    assert response.status_code == 400 and "job" in response.json()["errors"]
+
+
+def test_writes_take_json_bodies(clients, history):
+    response = clients["operator"].post(rerun_url(history["failed"]), REASON)  # form-encoded
+    assert response.status_code == 415 and response.json()["code"] == "unsupported_media_type"
