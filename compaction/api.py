@@ -14,6 +14,7 @@ import json
 from django.conf import settings
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views import defaults
+from django_filters import MultipleChoiceFilter
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -66,6 +67,12 @@ class StrictQueryMixin:
             names |= set(filterset_class.base_filters)
         return names
 
+    def repeatable_query_params(self) -> set[str]:
+        filterset_class = getattr(self, "filterset_class", None)
+        if filterset_class is None:
+            return set()
+        return {name for name, f in filterset_class.base_filters.items() if isinstance(f, MultipleChoiceFilter)}
+
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         unknown = sorted(set(request.query_params) - self.known_query_params())
@@ -74,6 +81,15 @@ class StrictQueryMixin:
                 code="unknown_filter",
                 message=f"unknown query parameter(s): {', '.join(unknown)}",
                 errors={name: ["unknown query parameter"] for name in unknown},
+            )
+        repeatable = self.repeatable_query_params()
+        repeated = sorted(name for name, values in request.query_params.lists()
+                          if len(values) > 1 and name not in repeatable)
+        if repeated:
+            raise ApiError(
+                code="invalid_filter",
+                message=f"{repeated[0]}: given more than once",
+                errors={name: ["given more than once"] for name in repeated},
             )
 
 

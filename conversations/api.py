@@ -216,6 +216,10 @@ class ConversationListApi(APIView):
         unknown = set(request.query_params) - set(self.FilterSerializer().fields)
         if unknown:
             raise ApiError(code="unknown_filter", message=f"unknown query parameter(s): {', '.join(sorted(unknown))}")
+        repeated = sorted(name for name, values in request.query_params.lists() if len(values) > 1)
+        if repeated:
+            raise ApiError(code="invalid", message=f"{repeated[0]}: given more than once",
+                           errors={name: ["given more than once"] for name in repeated})
         if request.query_params.get("page_size") == "":
             # DRF reads an empty optional value as "not given"; the schema says integer.
             raise ApiError(code="invalid", message="page_size: must be an integer",

@@ -191,6 +191,8 @@ def test_created_and_updated_ranges(clients, history):
         ({"created_after": "yesterday"}, "invalid_filter", "created_after"),
         ({"created_after": "0001-01-01T00:00:00+05:00"}, "invalid_filter", "created_after"),
         ({"state": ""}, "invalid_filter", "state"),
+        ({"scope": ["default", "other"]}, "invalid_filter", "scope"),
+        ({"page_size": ["5", "6"]}, "invalid_filter", "page_size"),
         ({"page_size": "0"}, "invalid_filter", "page_size"),
         ({"page_size": "501"}, "invalid_filter", "page_size"),
         ({"cursor": "not-a-cursor"}, "invalid_cursor", "cursor"),

@@ -19,6 +19,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from compaction.pagination import MAX_ID
 from compaction.wsgi import application
 from tests.factories import token_for
 
@@ -53,8 +54,11 @@ def _sometimes_existing(values: dict) -> st.SearchStrategy:
     if not isinstance(values, dict):
         return st.just(values)
     known = _existing_ids()
+    # Only ids inside the documented range: a negative case's out-of-range id
+    # must reach the server as generated.
     swappable = {k: known[k] for k, v in values.items()
-                 if k in known and known[k] and isinstance(v, int) and not isinstance(v, bool)}
+                 if k in known and known[k] and isinstance(v, int) and not isinstance(v, bool)
+                 and 1 <= v <= MAX_ID}
     if not swappable:
         return st.just(values)
     swapped = st.fixed_dictionaries({k: st.sampled_from(ids) for k, ids in swappable.items()})
