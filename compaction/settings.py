@@ -179,6 +179,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+# REST writes (re-run, grant, compact, review) per user; "N/second|minute|hour|day", empty = no limit.
+COMPACTION_API_WRITE_RATE = os.environ.get("COMPACTION_API_WRITE_RATE", "120/minute")
+# Jobs read per chunk by the streaming audit export (one server-side cursor fetch).
+COMPACTION_API_EXPORT_CHUNK = env_int("COMPACTION_API_EXPORT_CHUNK", 500)
+
 # --- Ingest limits (SPEC §3) ----------------------------------------------
 INGEST_MAX_CONTENT_BYTES = env_int("INGEST_MAX_CONTENT_BYTES", 1024 * 1024)
 INGEST_MAX_DOCUMENT_BYTES = env_int("INGEST_MAX_DOCUMENT_BYTES", 32 * 1024 * 1024)

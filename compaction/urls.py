@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from compaction import api as compaction_api
 from compaction import projection_api
-
 from compaction.metrics import metrics_view
 from conversations import api as conversations_api
 
@@ -22,6 +22,18 @@ api_v1 = [
         projection_api.ConversationProjectionApi.as_view(),
         name="api-conversation-projection",
     ),
+
+    path("audits/", compaction_api.AuditListApi.as_view(), name="api-audits"),
+    path("audits/<int:job_id>/", compaction_api.AuditDetailApi.as_view(), name="api-audit"),
+    path("jobs/<int:job_id>/rerun/", compaction_api.JobRerunApi.as_view(), name="api-job-rerun"),
+    path("jobs/<int:job_id>/grant-attempt/", compaction_api.JobGrantAttemptApi.as_view(), name="api-job-grant-attempt"),
+    path(
+        "conversations/<int:conversation_id>/compact/",
+        compaction_api.ConversationCompactApi.as_view(),
+        name="api-conversation-compact",
+    ),
+    path("reviews/", compaction_api.ReviewCreateApi.as_view(), name="api-reviews"),
+    path("activity/", compaction_api.ActivityListApi.as_view(), name="api-activity"),
 ]
 
 urlpatterns = [
@@ -32,3 +44,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+# JSON 404s under /api/ (unmatched URLs), the usual page elsewhere.
+handler404 = "compaction.api.api_not_found"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
@@ -47,6 +48,53 @@ class SegmentSerializer(serializers.Serializer):
     assistant_bytes = serializers.IntegerField()
 
 
+def _document_schema() -> dict:
+    """The ingest document (SPEC §3) as JSON Schema, for the OpenAPI schema
+    only: the view validates the raw bytes itself (``documents``), including
+    rules a schema cannot say (unique ids, run references, no NUL)."""
+    from .documents import MAX_ID, MAX_SCOPE, MAX_TITLE, MESSAGE_ROLES, MESSAGE_STATUSES, RUN_STATUSES
+
+    def text(max_length, **extra):
+        return {"type": "string", "minLength": 1, "maxLength": max_length, **extra}
+
+    timestamp = {"type": "string", "format": "date-time"}
+    optional = {"nullable": True}  # null is read as "not given"
+    return {
+        "type": "object",
+        "description": "a conversation document (SPEC §3); validated whole, written in one transaction",
+        "additionalProperties": False,
+        "required": ["scope", "id"],
+        "properties": {
+            "scope": text(MAX_SCOPE),
+            "id": text(MAX_ID),
+            "title": {"type": "string", "maxLength": MAX_TITLE, **optional},
+            "metadata": {"type": "object", **optional},
+            "runs": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "status"],
+                "properties": {"id": text(MAX_ID), "status": {"type": "string", "enum": sorted(RUN_STATUSES)},
+                               "created_at": {**timestamp, **optional}},
+            }},
+            "messages": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "role", "created_at"],
+                "properties": {
+                    "id": text(MAX_ID),
+                    "run_id": text(MAX_ID, **optional),
+                    "role": {"type": "string", "enum": sorted(MESSAGE_ROLES)},
+                    "content": {"type": "string"},
+                    "status": {"type": "string", "enum": sorted(MESSAGE_STATUSES)},
+                    "created_at": timestamp,
+                    "tool_calls": {**optional, "type": "array", "items": {
+                        "type": "object", "required": ["id", "name"],
+                        "properties": {"id": text(MAX_ID), "name": text(MAX_ID),
+                                       "arguments": {"description": "JSON text, or an object or array"}},
+                    }},
+                    "tool_call_id": text(MAX_ID, **optional),
+                },
+            }},
+        },
+    }
+
+
 class IngestApi(APIView):
     """Upsert one conversation document (SPEC §3)."""
 
@@ -67,7 +115,7 @@ class IngestApi(APIView):
 
     @extend_schema(
         operation_id="ingest_conversation",
-        request={"application/json": {"type": "object", "description": "a conversation document (SPEC §3)"}},
+        request={"application/json": _document_schema()},
         responses={200: OutputSerializer, 201: OutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer},
     )
     def post(self, request):
@@ -117,11 +165,32 @@ class ConversationSerializer(serializers.Serializer):
     last_activity_at = serializers.DateTimeField(allow_null=True)
 
 
+def _page_of(serializer_class, *, counted: bool):
+    """The documented shape of a paginated list (schemathesis: a bare array
+    was documented while an object with ``results`` was returned)."""
+    fields = {
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": serializer_class(many=True),
+    }
+    if counted:
+        fields["count"] = serializers.IntegerField()
+    return type(f"{serializer_class.__name__.removesuffix('Serializer')}PageSerializer", (serializers.Serializer,), fields)
+
+
 class ConversationCursor(CursorPagination):
     ordering = ("-updated_at", "-id")
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def decode_cursor(self, request):
+        # DRF answers a malformed cursor with 404; it is a bad request.
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
+                           errors={"cursor": ["not a cursor this API issued"]}) from None
 
 
 class ConversationListApi(APIView):
@@ -141,12 +210,20 @@ class ConversationListApi(APIView):
             OpenApiParameter("cursor", str),
             OpenApiParameter("page_size", int),
         ],
-        responses={200: ConversationSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
     )
     def get(self, request):
         unknown = set(request.query_params) - set(self.FilterSerializer().fields)
         if unknown:
             raise ApiError(code="unknown_filter", message=f"unknown query parameter(s): {', '.join(sorted(unknown))}")
+        repeated = sorted(name for name, values in request.query_params.lists() if len(values) > 1)
+        if repeated:
+            raise ApiError(code="invalid", message=f"{repeated[0]}: given more than once",
+                           errors={name: ["given more than once"] for name in repeated})
+        if request.query_params.get("page_size") == "":
+            # DRF reads an empty optional value as "not given"; the schema says integer.
+            raise ApiError(code="invalid", message="page_size: must be an integer",
+                           errors={"page_size": ["must be an integer"]})
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         qs = selectors.conversations_visible(user=request.user)
@@ -204,7 +281,7 @@ class PairPagination(PageNumberPagination):
 class ConversationPairsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_pairs", responses={200: PairSerializer(many=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_pairs", responses={200: _page_of(PairSerializer, counted=True), 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = PairPagination()
@@ -221,7 +298,7 @@ class SegmentPagination(PageNumberPagination):
 class ConversationSegmentsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_segments", responses={200: SegmentSerializer(many=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_segments", responses={200: _page_of(SegmentSerializer, counted=True), 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = SegmentPagination()
