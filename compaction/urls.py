@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from compaction import views as desk
 from conversations import api as conversations_api
 
 api_v1 = [
@@ -16,10 +17,23 @@ api_v1 = [
     ),
 ]
 
+desk_urls = [
+    path("", desk.conversation_list, name="desk-conversations"),
+    path("conversations/<int:conversation_id>/", desk.conversation_detail, name="desk-conversation"),
+    path("jobs/<int:job_id>/", desk.job_detail, name="desk-job"),
+    path("jobs/<int:job_id>/rerun/", desk.job_rerun, name="desk-job-rerun"),
+    path("jobs/<int:job_id>/grant/", desk.job_grant_attempt, name="desk-job-grant"),
+    path("jobs/<int:job_id>/review/", desk.job_review, name="desk-job-review"),
+    path("queue/", desk.queue, name="desk-queue"),
+    path("queue/rerun/", desk.queue_rerun, name="desk-queue-rerun"),
+    path("activity/", desk.activity, name="desk-activity"),
+]
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include(desk_urls)),
 ]
