@@ -171,7 +171,7 @@ def test_succeeded_job_whose_source_changed_is_shown_stale(as_user, world):
 def test_segment_page_shows_three_columns_attempts_and_binding(as_user, world):
     html = as_user(world.support).get(reverse("desk-job", args=[world.failed.pk])).content.decode()
     assert "User messages" in html and "Assistant answers" in html and "Summary" in html
-    assert html.count('class="msg msg-user"') == 10 and html.count('class="msg msg-assistant"') == 10
+    assert html.count('class="msg msg-user') == 10 and html.count('class="msg msg-assistant') == 10
     assert "Question 10: what was the fee on day 10?" in html and "Answer 19:" in html
     assert "conversation-compaction@3" in html and "extractive-v1" in html
     assert "✓ source matches" in html
