@@ -10,19 +10,20 @@ digest changes in the same transaction as the message that changed it.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from compaction.digest import digest_input, source_digest
-from compaction.planning import plan_segments
+from compaction.planning import PlannedRange, plan_segments
 
 from .documents import Document, DocumentInvalid
 from .models import Conversation, Message, MessageRevision, Pair, Run, Segment
-from .pairing import MessageView, RunView, project_pairs
+from .pairing import MessageView, PairView, RunView, project_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +62,40 @@ def _message_fields_from_doc(doc) -> dict:
     }
 
 
+def _check_against_stored(document: Document, stored_runs: dict, stored_messages: dict) -> None:
+    """Run references may point at runs in this document or already stored;
+    a stored message keeps its role."""
+    known_run_ids = set(stored_runs) | {r.id for r in document.runs}
+    errors: dict[str, list[str]] = {}
+    for i, m in enumerate(document.messages):
+        if m.run_id is not None and m.run_id not in known_run_ids:
+            errors.setdefault(f"messages[{i}].run_id", []).append(
+                f"run {m.run_id!r} is not in conversation {document.id!r}"
+            )
+        stored = stored_messages.get(m.id)
+        if stored is not None and stored.role != m.role:
+            errors.setdefault(f"messages[{i}].role", []).append(
+                f"message {m.id!r} is stored with role {stored.role!r}; a message's role cannot change"
+            )
+    if errors:
+        raise DocumentInvalid(errors)
+
+
 def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
     """Upsert one conversation document. Raises ``DocumentInvalid`` and writes
     nothing when the document cannot be applied to what is stored."""
+    for _ in range(2):
+        try:
+            return _ingest_once(document=document, actor=actor)
+        except IntegrityError:
+            # Another ingest created the same conversation between our read
+            # and our insert; go again, now as an update of what it wrote.
+            if not Conversation.objects.filter(scope=document.scope, external_id=document.id).exists():
+                raise
+    return _ingest_once(document=document, actor=actor)
+
+
+def _ingest_once(*, document: Document, actor: str) -> IngestResult:
     with transaction.atomic():
         conversation = (
             Conversation.objects.select_for_update()
@@ -71,6 +103,8 @@ def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
             .first()
         )
         created = conversation is None
+        if created and connection.vendor == "postgresql":
+            return _ingest_new_postgres(document)
         if created:
             conversation = Conversation.objects.create(
                 scope=document.scope,
@@ -86,21 +120,7 @@ def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
 
         result = IngestResult(conversation=conversation, created=created, changed=created)
 
-        # Run references may point at runs in this document or already stored.
-        known_run_ids = set(stored_runs) | {r.id for r in document.runs}
-        errors: dict[str, list[str]] = {}
-        for i, m in enumerate(document.messages):
-            if m.run_id is not None and m.run_id not in known_run_ids:
-                errors.setdefault(f"messages[{i}].run_id", []).append(
-                    f"run {m.run_id!r} is not in conversation {document.id!r}"
-                )
-            stored = stored_messages.get(m.id)
-            if stored is not None and stored.role != m.role:
-                errors.setdefault(f"messages[{i}].role", []).append(
-                    f"message {m.id!r} is stored with role {stored.role!r}; a message's role cannot change"
-                )
-        if errors:
-            raise DocumentInvalid(errors)
+        _check_against_stored(document, stored_runs, stored_messages)
 
         # Conversation fields.
         conv_updates = []
@@ -213,6 +233,131 @@ def conversation_ingest(*, document: Document, actor: str = "") -> IngestResult:
         return result
 
 
+@dataclass(frozen=True)
+class SegmentRow:
+    range: PlannedRange
+    message_ids: list[str]
+    digest: str
+    user_bytes: int
+    assistant_bytes: int
+
+
+def segment_rows(pairs: list[PairView]) -> list[SegmentRow]:
+    """Every planned range of ``pairs`` with its ids, current digest and sizes."""
+    rows = []
+    for rng in plan_segments(len(pairs)):
+        members = pairs[rng.from_pair : rng.to_pair + 1]
+        rows.append(
+            SegmentRow(
+                range=rng,
+                message_ids=[x for p in members for x in (p.user.external_id, p.assistant.external_id)],
+                digest=source_digest(
+                    digest_input(p.index, p.user.external_id, p.user.content, p.assistant.external_id,
+                                 p.assistant.content)
+                    for p in members
+                ),
+                user_bytes=sum(len(p.user.content.encode()) for p in members),
+                assistant_bytes=sum(len(p.assistant.content.encode()) for p in members),
+            )
+        )
+    return rows
+
+
+def _ingest_new_postgres(document: Document) -> IngestResult:
+    """A conversation seen for the first time, written with COPY.
+
+    Bulk import is dominated by new conversations; building rows as tuples
+    and streaming them with COPY (ids pre-allocated from the identity
+    sequences) avoids per-object ORM work. Runs in the caller's transaction.
+    """
+    _check_against_stored(document, {}, {})
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT array(SELECT nextval(pg_get_serial_sequence('conversations_run', 'id'))"
+            "             FROM generate_series(1, %s)),"
+            "       array(SELECT nextval(pg_get_serial_sequence('conversations_message', 'id'))"
+            "             FROM generate_series(1, %s))",
+            [len(document.runs), len(document.messages)],
+        )
+        run_pks, message_pks = cursor.fetchone()
+    run_pk = {r.id: pk for r, pk in zip(document.runs, run_pks)}
+    run_views = [RunView(key=run_pk[r.id], external_id=r.id, status=r.status) for r in document.runs]
+    message_views = [
+        MessageView(
+            key=pk,
+            external_id=m.id,
+            run_key=run_pk[m.run_id] if m.run_id is not None else None,
+            role=m.role,
+            content=m.content,
+            status=m.status,
+            has_tool_calls=bool(m.tool_calls),
+            created_at=m.created_at,
+            sequence=i,
+        )
+        for i, (m, pk) in enumerate(zip(document.messages, message_pks))
+    ]
+    pairs = project_pairs(run_views, message_views)
+    rows = segment_rows(pairs)
+    conversation = Conversation.objects.create(
+        scope=document.scope,
+        external_id=document.id,
+        title=document.title or "",
+        metadata=document.metadata or {},
+        pair_count=len(pairs),
+        segment_count=len(rows),
+        message_count=len(document.messages),
+        last_activity_at=max((m.created_at for m in document.messages), default=None),
+    )
+    cid = conversation.pk
+    with connection.cursor() as wrapper:
+        cursor = wrapper.cursor  # psycopg's own cursor, for COPY
+        if document.runs:
+            with cursor.copy(
+                "COPY conversations_run (id, conversation_id, external_id, status, created_at) FROM STDIN"
+            ) as copy:
+                for r in document.runs:
+                    copy.write_row((run_pk[r.id], cid, r.id, r.status, r.created_at))
+        if document.messages:
+            with cursor.copy(
+                "COPY conversations_message (id, conversation_id, run_id, external_id, role, content, status,"
+                " tool_calls, tool_call_id, created_at, sequence, revision_count, updated_at) FROM STDIN"
+            ) as copy:
+                for i, (m, pk) in enumerate(zip(document.messages, message_pks)):
+                    calls = m.tool_calls_json()
+                    copy.write_row((
+                        pk, cid, run_pk[m.run_id] if m.run_id is not None else None, m.id, m.role, m.content,
+                        m.status, json.dumps(calls, ensure_ascii=False) if calls is not None else None,
+                        m.tool_call_id, m.created_at, i, 0, now,
+                    ))
+        if pairs:
+            with cursor.copy(
+                "COPY conversations_pair (conversation_id, index, run_id, user_message_id, assistant_message_id,"
+                " user_bytes, assistant_bytes) FROM STDIN"
+            ) as copy:
+                for p in pairs:
+                    copy.write_row((cid, p.index, p.run_key, p.user.key, p.assistant.key,
+                                    len(p.user.content.encode()), len(p.assistant.content.encode())))
+    segments = Segment.objects.bulk_create(
+        [
+            Segment(conversation=conversation, number=row.range.number, from_pair=row.range.from_pair,
+                    to_pair=row.range.to_pair, message_ids=row.message_ids, digest=row.digest,
+                    user_bytes=row.user_bytes, assistant_bytes=row.assistant_bytes)
+            for row in rows
+        ]
+    )
+    return IngestResult(
+        conversation=conversation,
+        created=True,
+        changed=True,
+        runs_created=len(document.runs),
+        messages_created=len(document.messages),
+        pair_count=len(pairs),
+        segments=segments,
+        segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in rows],
+    )
+
+
 def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
     run_views = [RunView(key=r.pk, external_id=r.external_id, status=r.status) for r in runs]
     message_views = [
@@ -268,19 +413,13 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
 
     # Segments: every planned range with its current digest.
     stored_segments = {} if fresh else {s.from_pair: s for s in Segment.objects.filter(conversation=conversation)}
-    planned = plan_segments(len(pairs))
     changes: list[SegmentChange] = []
     to_create, to_update = [], []
     result_segments = []
-    for rng in planned:
-        members = pairs[rng.from_pair : rng.to_pair + 1]
-        digest = source_digest(
-            digest_input(p.index, p.user.external_id, p.user.content, p.assistant.external_id, p.assistant.content)
-            for p in members
+    for row in segment_rows(pairs):
+        rng, ids, digest, user_bytes, assistant_bytes = (
+            row.range, row.message_ids, row.digest, row.user_bytes, row.assistant_bytes
         )
-        ids = [x for p in members for x in (p.user.external_id, p.assistant.external_id)]
-        user_bytes = sum(len(p.user.content.encode()) for p in members)
-        assistant_bytes = sum(len(p.assistant.content.encode()) for p in members)
         stored = stored_segments.pop(rng.from_pair, None)
         if stored is None:
             segment = Segment(

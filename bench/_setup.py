@@ -1,0 +1,44 @@
+"""Shared set-up for benchmark scripts: a dedicated PostgreSQL database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def use_database(name: str) -> None:
+    """Point Django at PostgreSQL database ``name`` (created if missing), migrated."""
+    base = os.environ.get("BENCH_DATABASE_SERVER", "postgres://postgres@127.0.0.1:5432")
+    os.environ["DATABASE_URL"] = f"{base}/{name}"
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    sys.path.insert(0, str(ROOT))
+    import psycopg
+
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,136 @@
+"""Ingest and read endpoints (SPEC §3, §8): token auth, scopes, field-level 400s."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from conversations.models import Conversation, Message, TokenScope
+from rest_framework.authtoken.models import Token
+from tests.factories import conversation_document, make_user, token_for
+
+pytestmark = pytest.mark.django_db
+
+
+def post_doc(api, doc, raw=None):
+    body = raw if raw is not None else json.dumps(doc).encode()
+    return api.post("/api/v1/ingest/", data=body, content_type="application/json")
+
+
+def test_ingest_answers_with_conversation_pair_count_and_planned_segments(api):
+    response = post_doc(api, conversation_document(41))
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    conv = Conversation.objects.get()
+    assert body["conversation"] == conv.pk and body["pair_count"] == 41
+    assert [(s["from_pair"], s["to_pair"]) for s in body["segments"]] == [(0, 9), (10, 19)]
+    assert len(body["segments"][0]["message_ids"]) == 20 and len(body["segments"][0]["digest"]) == 64
+
+
+def test_resending_answers_200_and_unchanged(api):
+    doc = conversation_document(5)
+    post_doc(api, doc)
+    response = post_doc(api, doc)
+    assert response.status_code == 200 and response.json()["changed"] is False
+
+
+def test_bad_document_gets_400_with_field_messages_and_writes_nothing(api):
+    doc = conversation_document(3)
+    doc["messages"][2]["role"] = "wizard"
+    doc["messages"][4].pop("created_at")
+    response = post_doc(api, doc)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "invalid_document"
+    assert set(body["errors"]) == {"messages[2].role", "messages[4].created_at"}
+    assert Conversation.objects.count() == 0 and Message.objects.count() == 0
+
+
+def test_malformed_json_and_invalid_utf8_get_400(api):
+    assert post_doc(api, None, raw=b"{not json").json()["code"] == "invalid_document"
+    response = post_doc(api, None, raw=b'{"scope": "\xc3\x28"}')
+    assert response.status_code == 400 and "UTF-8" in response.json()["errors"]["document"][0]
+
+
+def test_anonymous_gets_401():
+    response = APIClient().post("/api/v1/ingest/", data=b"{}", content_type="application/json")
+    assert response.status_code == 401 and response.json()["code"] == "not_authenticated"
+
+
+def test_support_user_may_not_ingest():
+    support = make_user("sue", role="support")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(support)}")
+    assert post_doc(client, conversation_document(1)).status_code == 403
+
+
+def test_ingest_into_a_scope_not_granted_is_403_and_writes_nothing(api):
+    response = post_doc(api, conversation_document(2, scope="someone-else"))
+    assert response.status_code == 403 and response.json()["code"] == "scope_forbidden"
+    assert Conversation.objects.count() == 0
+
+
+def test_list_filters_by_scope_and_external_id_and_hides_other_scopes(api):
+    staff = make_user("root", staff=True, scopes=())
+    root = APIClient()
+    root.credentials(HTTP_AUTHORIZATION=f"Token {token_for(staff)}")
+    post_doc(root, conversation_document(1, external_id="a"))
+    post_doc(root, conversation_document(1, external_id="b"))
+    post_doc(root, conversation_document(1, scope="other", external_id="a"))
+    mine = api.get("/api/v1/conversations/").json()["results"]
+    assert sorted(c["external_id"] for c in mine) == ["a", "b"] and {c["scope"] for c in mine} == {"default"}
+    assert len(root.get("/api/v1/conversations/").json()["results"]) == 3
+    only = root.get("/api/v1/conversations/", {"scope": "other"}).json()["results"]
+    assert [(c["scope"], c["external_id"]) for c in only] == [("other", "a")]
+    by_id = root.get("/api/v1/conversations/", {"external_id": "b"}).json()["results"]
+    assert [c["external_id"] for c in by_id] == ["b"]
+
+
+def test_list_rejects_unknown_filters(api):
+    response = api.get("/api/v1/conversations/", {"colour": "red"})
+    assert response.status_code == 400 and response.json()["code"] == "unknown_filter"
+
+
+def test_list_is_paginated_with_a_cursor(api):
+    for i in range(5):
+        post_doc(api, conversation_document(1, external_id=f"c{i}"))
+    first = api.get("/api/v1/conversations/", {"page_size": 2}).json()
+    second = api.get(first["next"]).json()
+    ids = [c["id"] for c in first["results"]] + [c["id"] for c in second["results"]]
+    assert len(ids) == 4 and len(set(ids)) == 4
+
+
+def test_detail_pairs_and_segments(api):
+    conv_id = post_doc(api, conversation_document(31)).json()["conversation"]
+    detail = api.get(f"/api/v1/conversations/{conv_id}/").json()
+    assert detail["pair_count"] == 31 and detail["segment_count"] == 1
+    pairs = api.get(f"/api/v1/conversations/{conv_id}/pairs/", {"page_size": 10}).json()
+    assert pairs["count"] == 31
+    assert pairs["results"][0]["user"] == {"id": "u-0", "text": "Question 0: what was the fee on day 0?"}
+    assert pairs["results"][0]["assistant"]["id"] == "a-0"
+    segments = api.get(f"/api/v1/conversations/{conv_id}/segments/").json()["results"]
+    assert segments[0]["message_ids"][:4] == ["u-0", "a-0", "u-1", "a-1"]
+
+
+def test_other_scopes_conversation_is_404(api):
+    staff = make_user("root", staff=True, scopes=())
+    root = APIClient()
+    root.credentials(HTTP_AUTHORIZATION=f"Token {token_for(staff)}")
+    conv_id = post_doc(root, conversation_document(1, scope="other")).json()["conversation"]
+    for path in ("", "pairs/", "segments/"):
+        assert api.get(f"/api/v1/conversations/{conv_id}/{path}").status_code == 404
+
+
+def test_token_limited_to_a_scope_sees_only_that_scope():
+    user = make_user("multi", role="integrator", scopes=("a", "b"))
+    key = token_for(user)
+    TokenScope.objects.create(token=Token.objects.get(key=key), scopes=["a"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert post_doc(client, conversation_document(1, scope="a")).status_code == 201
+    assert post_doc(client, conversation_document(1, scope="b")).status_code == 403
+
+
+def test_schema_is_served():
+    response = APIClient().get("/api/schema/")
+    assert response.status_code == 200 and b"/api/v1/ingest/" in response.content

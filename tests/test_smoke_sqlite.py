@@ -1,0 +1,51 @@
+"""The embedded defaults work: with nothing set, the app runs on a SQLite file
+under var/ (WAL mode) with the filesystem broker. Runs in subprocesses so the
+test database of the rest of the suite is untouched."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.factories import conversation_document
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def manage(env, *args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        input=stdin, timeout=180,
+    )
+
+
+def test_app_runs_on_the_sqlite_default(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_SECRET_KEY"}}
+    env.update(DJANGO_DEBUG="1", COMPACTION_VAR_DIR=str(tmp_path / "var"))
+    migrated = manage(env, "migrate", "--noinput")
+    assert migrated.returncode == 0, migrated.stderr
+    assert (tmp_path / "var" / "compaction.sqlite3").exists()
+
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text(json.dumps(conversation_document(31)) + "\n")
+    imported = manage(env, "import_conversations", str(jsonl))
+    assert imported.returncode == 0, imported.stderr
+    assert "31 pairs, 1 planned segments" in imported.stdout
+
+    probe = manage(env, "shell", "-v", "0", "-c", (
+        "from django.db import connection; from django.conf import settings;"
+        "from conversations.models import Segment;"
+        "c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0]);"
+        "print(settings.CELERY_BROKER_URL); print(Segment.objects.count())"
+    ))
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == ["wal", "filesystem://", "1"]
+
+
+def test_without_a_secret_key_and_debug_the_app_refuses_to_start(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE"}}
+    env["COMPACTION_VAR_DIR"] = str(tmp_path / "var")
+    result = manage(env, "check")
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY is not set" in result.stderr
