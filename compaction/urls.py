@@ -20,6 +20,7 @@ api_v1 = [
 desk_urls = [
     path("", desk.conversation_list, name="desk-conversations"),
     path("conversations/<int:conversation_id>/", desk.conversation_detail, name="desk-conversation"),
+    path("conversations/<int:conversation_id>/rerun/", desk.conversation_rerun, name="desk-conversation-rerun"),
     path("jobs/<int:job_id>/", desk.job_detail, name="desk-job"),
     path("jobs/<int:job_id>/rerun/", desk.job_rerun, name="desk-job-rerun"),
     path("jobs/<int:job_id>/grant/", desk.job_grant_attempt, name="desk-job-grant"),

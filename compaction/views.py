@@ -109,9 +109,40 @@ def conversation_detail(request, conversation_id: int):
     conversation = conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
         raise Http404("no such conversation")
+    return _conversation_page(request, conversation)
+
+
+def _conversation_page(request, conversation, *, rerun_form=None, status=200):
     detail = selectors.conversation_detail(conversation=conversation)
-    context = {"conversation": conversation, **detail, "legend": [*selectors.STATE_ORDER, "no_job"]}
-    return render(request, "desk/conversation.html", context)
+    context = {
+        "conversation": conversation,
+        **detail,
+        "legend": [*selectors.STATE_ORDER, "no_job"],
+        "can_operate": roles.can_operate(request.user),
+        "rerun_form": rerun_form or ReasonForm(prefix="rerun"),
+    }
+    return render(request, "desk/conversation.html", context, status=status)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def conversation_rerun(request, conversation_id: int):
+    """Re-run every failed or exhausted range of one conversation and re-plan
+    the ranges whose source changed (operations.conversation_rerun)."""
+    conversation = conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise Http404("no such conversation")
+    form = ReasonForm(request.POST, prefix="rerun")
+    if not form.is_valid():
+        return _conversation_page(request, conversation, rerun_form=form, status=400)
+    try:
+        jobs = operations.conversation_rerun(conversation=conversation, actor=request.user,
+                                             reason=form.cleaned_data["reason"])
+    except operations.ActionRefused as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{len(jobs)} range(s) queued for {conversation.external_id}.")
+    return redirect("desk-conversation", conversation_id=conversation.pk)
 
 
 # --- one job (the segment page) ---------------------------------------------------

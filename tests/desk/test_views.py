@@ -485,3 +485,33 @@ def test_activity_filters(as_user, world, django_capture_on_commit_callbacks):
     assert actions(f"job={world.failed.pk}") == ["job.rerun"]
     assert sorted(actions(f"conversation={world.conversation.pk}")) == ["job.rerun", "review.record"]
     assert actions("since=2999-01-01") == []
+
+
+# --- conversation re-run ----------------------------------------------------------------------
+
+def test_operator_reruns_a_whole_conversation(as_user, world, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        response = as_user(world.operator).post(
+            reverse("desk-conversation-rerun", args=[world.conversation.pk]),
+            {"rerun-reason": "model upgraded", "rerun-confirm": "on"})
+    assert response.status_code == 302
+    assert set(CompactionJob.objects.filter(pk__in=[world.failed.pk, world.exhausted.pk])
+               .values_list("state", flat=True)) == {JobState.PENDING}
+    assert AuditEvent.objects.get(action="conversation.rerun").reason == "model upgraded"
+
+
+@pytest.mark.parametrize("role", ["support", "outsider"])
+def test_conversation_rerun_is_403_for_non_operators(as_user, world, role):
+    response = as_user(getattr(world, role)).post(
+        reverse("desk-conversation-rerun", args=[world.conversation.pk]),
+        {"rerun-reason": "x", "rerun-confirm": "on"})
+    assert response.status_code == 403 and not AuditEvent.objects.exists()
+
+
+def test_conversation_rerun_needs_a_reason_and_stays_in_scope(as_user, world):
+    client = as_user(world.operator)
+    response = client.post(reverse("desk-conversation-rerun", args=[world.conversation.pk]), {"rerun-confirm": "on"})
+    assert response.status_code == 400 and "Give a reason" in response.content.decode()
+    response = client.post(reverse("desk-conversation-rerun", args=[world.other_conversation.pk]),
+                           {"rerun-reason": "x", "rerun-confirm": "on"})
+    assert response.status_code == 404 and not AuditEvent.objects.exists()
