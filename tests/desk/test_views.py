@@ -515,3 +515,10 @@ def test_conversation_rerun_needs_a_reason_and_stays_in_scope(as_user, world):
     response = client.post(reverse("desk-conversation-rerun", args=[world.other_conversation.pk]),
                            {"rerun-reason": "x", "rerun-confirm": "on"})
     assert response.status_code == 404 and not AuditEvent.objects.exists()
+
+
+def test_scope_menu_lists_every_scope_for_staff_and_only_granted_scopes_for_others(as_user, world):
+    assert as_user(world.staff).get("/").context["form"].fields["scope"].choices == [
+        ("", "all scopes"), ("default", "default"), ("other", "other")]
+    assert as_user(world.support).get("/").context["form"].fields["scope"].choices == [
+        ("", "all scopes"), ("default", "default")]
