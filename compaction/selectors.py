@@ -269,10 +269,10 @@ def conversation_detail(*, conversation: Conversation) -> dict:
 
     views = []
     for seg in segments:
-        job, state, valid = _pick_current_job(by_range.pop(seg.from_pair, []), seg.digest)
-        views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job,
-                                 jobs=[j for j in jobs if j.from_pair == seg.from_pair], source_valid=valid,
-                                 review=reviews.get(job.pk) if job else None))
+        range_jobs = by_range.pop(seg.from_pair, [])
+        job, state, valid = _pick_current_job(range_jobs, seg.digest)
+        views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job, jobs=range_jobs,
+                                 source_valid=valid, review=reviews.get(job.pk) if job else None))
     # Ranges that once had jobs but are no longer planned (history rewritten).
     for from_pair, old_jobs in sorted(by_range.items()):
         job, _, _ = _pick_current_job(old_jobs, None)
