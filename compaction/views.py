@@ -15,7 +15,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -302,7 +302,8 @@ def queue_rerun(request):
         messages.warning(request, f"Job #{job_id} was not re-run: {why}")
     if missing:
         messages.warning(request, f"{missing} selected job(s) were not found.")
-    query = request.POST.get("next_query", "")
+    # Back to the same filtered list; re-encoded so only a query string survives.
+    query = QueryDict(request.POST.get("next_query", "")).urlencode()
     return redirect(reverse("desk-queue") + (f"?{query}" if query else ""))
 
 

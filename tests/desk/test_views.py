@@ -522,3 +522,17 @@ def test_scope_menu_lists_every_scope_for_staff_and_only_granted_scopes_for_othe
         ("", "all scopes"), ("default", "default"), ("other", "other")]
     assert as_user(world.support).get("/").context["form"].fields["scope"].choices == [
         ("", "all scopes"), ("default", "default")]
+
+
+def test_bulk_rerun_returns_to_the_filtered_queue(as_user, world, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        response = as_user(world.operator).post(reverse("desk-queue-rerun"), {
+            "jobs": [world.failed.pk], "reason": "retry", "confirm": "on",
+            "next_query": "failure_code=tool_calls&scope=default"})
+    assert response["Location"] == "/queue/?failure_code=tool_calls&scope=default"
+
+
+def test_forbidden_page_explains_the_role(as_user, world):
+    response = as_user(world.support).post(reverse("desk-job-rerun", args=[world.failed.pk]),
+                                           {"rerun-reason": "x", "rerun-confirm": "on"})
+    assert response.status_code == 403 and "Your role does not allow this" in response.content.decode()
