@@ -21,6 +21,25 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync"]
 
 
+@pytest.fixture(autouse=True)
+def migration_rows(request):
+    """The rows data migrations write (role groups, prompt versions).
+
+    Browser tests need a real transaction (the live server is another
+    thread), so they run on a flushed database; when non-transactional
+    tests ran first in the session, the serialized copy of these rows is
+    not restored, so write them again (both functions are idempotent)."""
+    if "live_server" not in request.fixturenames:
+        return
+    import importlib
+
+    from django.apps import apps
+
+    request.getfixturevalue("transactional_db")
+    importlib.import_module("compaction.migrations.0004_prompt_versions").create_versions(apps, None)
+    importlib.import_module("compaction.migrations.0005_role_groups").create_groups(apps, None)
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
