@@ -522,3 +522,23 @@ def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conv
 
 def audit_actions() -> list[str]:
     return ["job.rerun", "job.grant_attempt", "job.rerun_with_prompt", "conversation.rerun", "review.record"]
+
+
+# --- projection preview ---------------------------------------------------------
+
+def projection_digest(projection: dict) -> dict:
+    """What the preview draws from a projection (SPEC §6 shape): every pair
+    in index order with how it is given, counts per form, and runs of
+    consecutive pairs that share a form and a reason."""
+    pairs = sorted(projection.get("pairs", []), key=lambda p: p["index"])
+    counts = {"summary": 0, "raw": 0, "omitted": 0}
+    runs: list[dict] = []
+    for p in pairs:
+        counts[p["as"]] = counts.get(p["as"], 0) + 1
+        if p.get("reason"):
+            last = runs[-1] if runs else None
+            if last and last["as"] == p["as"] and last["reason"] == p["reason"] and last["last"] == p["index"] - 1:
+                last["last"] = p["index"]
+            else:
+                runs.append({"first": p["index"], "last": p["index"], "as": p["as"], "reason": p["reason"]})
+    return {"pairs": pairs, "counts": counts, "reasons": runs}
