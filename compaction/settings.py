@@ -233,3 +233,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Projection (SPEC §6) ---------------------------------------------------
+# Budgets above these are refused as absurd (400), not silently clamped.
+PROJECTION_MAX_BUDGET_BYTES = env_int("PROJECTION_MAX_BUDGET_BYTES", 16 * 1024 * 1024)
+PROJECTION_MAX_BUDGET_TOKENS = env_int("PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)

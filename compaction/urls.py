@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from compaction import projection_api
 from compaction import views as desk
 from conversations import api as conversations_api
 
@@ -14,6 +15,11 @@ api_v1 = [
         "conversations/<int:conversation_id>/segments/",
         conversations_api.ConversationSegmentsApi.as_view(),
         name="api-conversation-segments",
+    ),
+    path(
+        "conversations/<int:conversation_id>/projection",
+        projection_api.ConversationProjectionApi.as_view(),
+        name="api-conversation-projection",
     ),
 ]
 

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from conversations.selectors import conversation_get
 
-from . import operations, roles, selectors
+from . import operations, projection, roles, selectors
 from .forms import (
     ActivityFilterForm,
     BulkRerunForm,
@@ -109,14 +109,46 @@ def conversation_detail(request, conversation_id: int):
     conversation = conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
         raise Http404("no such conversation")
-    return _conversation_page(request, conversation)
+    preview = _projection_preview(request, conversation)
+    if request.htmx and "budget" in request.GET:
+        return render(request, "desk/conversation.html#preview", {"conversation": conversation, **preview})
+    return _conversation_page(request, conversation, preview=preview)
 
 
-def _conversation_page(request, conversation, *, rerun_form=None, status=200):
+DEFAULT_PREVIEW_BUDGET = 64 * 1024
+
+
+def _projection_preview(request, conversation) -> dict:
+    """The projection for the budget in ``?budget=`` (SPEC §6), drawn as how
+    each pair is given and why. Only computed when asked for: with htmx the
+    page asks by itself once loaded; without JavaScript, by the form."""
+    raw = request.GET.get("budget")
+    context = {"budget": DEFAULT_PREVIEW_BUDGET, "preview": None, "preview_error": None}
+    if raw is None:
+        return context
+    try:
+        budget = int(raw)
+    except ValueError:
+        context["preview_error"] = f"budget must be a whole number of bytes, got {raw[:40]!r}"
+        return context
+    context["budget"] = budget
+    try:
+        body = projection.conversation_projection(conversation=conversation, budget_bytes=budget)
+    except projection.ProjectionInvalid as exc:
+        context["preview_error"] = exc.message
+        return context
+    digest = selectors.projection_digest(body)
+    context.update(preview=body, preview_pairs=digest["pairs"], preview_counts=digest["counts"],
+                   preview_reasons=digest["reasons"])
+    return context
+
+
+def _conversation_page(request, conversation, *, rerun_form=None, preview=None, status=200):
     detail = selectors.conversation_detail(conversation=conversation)
     context = {
         "conversation": conversation,
         **detail,
+        **(preview or {"budget": DEFAULT_PREVIEW_BUDGET}),
         "legend": [*selectors.STATE_ORDER, "no_job"],
         "can_operate": roles.can_operate(request.user),
         "rerun_form": rerun_form or ReasonForm(prefix="rerun"),
