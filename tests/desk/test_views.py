@@ -536,3 +536,39 @@ def test_forbidden_page_explains_the_role(as_user, world):
     response = as_user(world.support).post(reverse("desk-job-rerun", args=[world.failed.pk]),
                                            {"rerun-reason": "x", "rerun-confirm": "on"})
     assert response.status_code == 403 and "Your role does not allow this" in response.content.decode()
+
+
+# --- projection preview -------------------------------------------------------------------------
+
+def test_conversation_page_loads_the_preview_lazily(as_user, world):
+    html = as_user(world.support).get(reverse("desk-conversation", args=[world.conversation.pk])).content.decode()
+    assert 'hx-trigger="load"' in html and f"?budget=65536" in html
+    assert "Uses <strong>" not in html
+
+
+def test_projection_preview_shows_how_each_pair_is_given_and_why(as_user, world):
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    response = as_user(world.support).get(f"{url}?budget=1000000")
+    preview = {p["index"]: (p["as"], p["reason"]) for p in response.context["preview_pairs"]}
+    assert preview[0] == ("summary", None)
+    assert preview[10] == ("raw", "failed") and preview[20][0] == "raw"
+    assert preview[49] == ("raw", None)
+    assert response.context["preview"]["complete"] is True
+    html = response.content.decode()
+    assert "complete: nothing left out" in html and ">failed</span>" in html
+
+
+def test_projection_preview_with_a_small_budget_omits_pairs_and_says_so(as_user, world):
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    response = as_user(world.support).get(f"{url}?budget=300", HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="card" id="preview"')
+    assert "incomplete: some pairs omitted" in html and "over_budget" in html
+    assert '<li class="as-omitted"' in html
+
+
+@pytest.mark.parametrize("budget, message", [("lots", "whole number"), ("0", "at least 1")])
+def test_projection_preview_reports_a_bad_budget(as_user, world, budget, message):
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    html = as_user(world.support).get(f"{url}?budget={budget}").content.decode()
+    assert message in html
