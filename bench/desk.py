@@ -273,6 +273,7 @@ def main() -> None:
     measure("conversations, search by title", client, "/?q=customer+99999", n)
     measure(f"conversation page ({BIG_PAIRS} pairs)", client, f"/conversations/{big}/", n)
     measure("conversation page (typical)", client, f"/conversations/{conv // 2}/", n)
+    measure("projection preview (600 pairs, 64 KiB)", client, f"/conversations/{big}/?budget=65536", n)
     measure("segment page (exhausted job)", client, f"/jobs/{failed_job}/", n)
     measure("segment page (long conversation)", client, f"/jobs/{big_job}/", n)
     measure("failed ranges queue", client, "/queue/", n)

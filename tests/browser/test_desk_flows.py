@@ -92,6 +92,17 @@ def test_operator_bulk_reruns_from_the_queue(live_server, page, shot, world, eng
                .values_list("state", flat=True)) == {JobState.PENDING}
 
 
+def test_projection_preview_loads_by_itself_and_follows_the_budget(live_server, page, shot, world):
+    sign_in(page, live_server, "sue")
+    page.goto(f"{live_server.url}{reverse('desk-conversation', args=[world.conversation.pk])}")
+    page.wait_for_selector("#preview >> text=complete: nothing left out")
+    shot(page, "conversation-preview")
+    page.fill("#id_budget", "400")
+    page.click("#preview button")
+    page.wait_for_selector("#preview >> text=incomplete: some pairs omitted")
+    assert page.locator("#preview li.as-omitted").count() > 0
+
+
 def test_pages_read_without_javascript(live_server, browser, world):
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
     page = context.new_page()
