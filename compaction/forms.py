@@ -20,7 +20,7 @@ SORT_LABELS = {"recent": "recently updated", "oldest": "least recently updated",
 
 class ConversationFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search",
-                        widget=forms.TextInput(attrs={"placeholder": "external id or title", "type": "search"}))
+                        widget=forms.TextInput(attrs={"placeholder": "exact external id, or words of the title", "type": "search"}))
     scope = forms.ChoiceField(required=False)
     has = forms.ChoiceField(required=False, choices=HAS_CHOICES, label="Has ranges")
     verdict = forms.ChoiceField(required=False, choices=[("", "any")] + list(Verdict.choices), label="Verdict")
