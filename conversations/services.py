@@ -104,7 +104,14 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         )
         created = conversation is None
         if created and connection.vendor == "postgresql":
-            return _ingest_new_postgres(document)
+            result = _ingest_new_postgres(document)
+            if result is not None:
+                _after_write(result)
+                return result
+            conversation = Conversation.objects.select_for_update().get(
+                scope=document.scope, external_id=document.id
+            )
+            created = False
         if created:
             conversation = Conversation.objects.create(
                 scope=document.scope,
@@ -228,8 +235,7 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         result.pair_count = conversation.pair_count
         if conv_updates:
             conversation.save(update_fields=sorted(set(conv_updates)) + ["updated_at"])
-        if result.segment_changes:
-            _notify_segments_changed(conversation, result.segment_changes)
+        _after_write(result)
         return result
 
 
@@ -263,31 +269,70 @@ def segment_rows(pairs: list[PairView]) -> list[SegmentRow]:
     return rows
 
 
-def _ingest_new_postgres(document: Document) -> IngestResult:
-    """A conversation seen for the first time, written with COPY.
+_INSERT_NEW_CONVERSATION = """
+WITH c AS (
+    INSERT INTO conversations_conversation
+        (scope, external_id, title, metadata, pair_count, segment_count, message_count,
+         created_at, updated_at, last_activity_at)
+    VALUES (%(scope)s, %(external_id)s, %(title)s, %(metadata)s::jsonb, %(pair_count)s, %(segment_count)s,
+            %(message_count)s, %(now)s, %(now)s, %(last_activity_at)s)
+    ON CONFLICT (scope, external_id) DO NOTHING
+    RETURNING id
+), r AS (
+    INSERT INTO conversations_run (conversation_id, external_id, status, created_at)
+    SELECT c.id, x.id, x.status, x.created_at
+    FROM c, jsonb_to_recordset(%(runs)s::jsonb) AS x(id text, status text, created_at timestamptz)
+    RETURNING id, external_id
+), m AS (
+    INSERT INTO conversations_message
+        (conversation_id, run_id, external_id, role, content, status, tool_calls, tool_call_id,
+         created_at, sequence, revision_count, updated_at)
+    SELECT c.id, r.id, x.id, x.role, x.content, x.status, x.tool_calls, x.tool_call_id,
+           x.created_at, x.seq, 0, %(now)s
+    FROM c CROSS JOIN jsonb_to_recordset(%(messages)s::jsonb) AS x(
+            id text, run_id text, role text, content text, status text, tool_calls jsonb,
+            tool_call_id text, created_at timestamptz, seq integer)
+         LEFT JOIN r ON r.external_id = x.run_id
+    RETURNING id, external_id
+), p AS (
+    INSERT INTO conversations_pair
+        (conversation_id, index, run_id, user_message_id, assistant_message_id, user_bytes, assistant_bytes)
+    SELECT c.id, x.index, r.id, mu.id, ma.id, x.user_bytes, x.assistant_bytes
+    FROM c CROSS JOIN jsonb_to_recordset(%(pairs)s::jsonb) AS x(
+            index integer, run text, "user" text, assistant text, user_bytes integer, assistant_bytes integer)
+         JOIN r ON r.external_id = x.run
+         JOIN m AS mu ON mu.external_id = x."user"
+         JOIN m AS ma ON ma.external_id = x.assistant
+), s AS (
+    INSERT INTO conversations_segment
+        (conversation_id, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, updated_at)
+    SELECT c.id, x.number, x.from_pair, x.to_pair, x.message_ids, x.digest, x.user_bytes, x.assistant_bytes,
+           %(now)s
+    FROM c CROSS JOIN jsonb_to_recordset(%(segments)s::jsonb) AS x(
+            number integer, from_pair integer, to_pair integer, message_ids jsonb, digest text,
+            user_bytes integer, assistant_bytes integer)
+)
+SELECT id FROM c
+"""
 
-    Bulk import is dominated by new conversations; building rows as tuples
-    and streaming them with COPY (ids pre-allocated from the identity
-    sequences) avoids per-object ORM work. Runs in the caller's transaction.
+
+def _ingest_new_postgres(document: Document) -> IngestResult | None:
+    """A conversation seen for the first time, written in one statement.
+
+    Bulk import is dominated by new conversations, and its cost by round
+    trips: the pairs and segments are computed here from the document, and
+    the conversation, its runs, messages, pairs and segments are inserted by
+    a single statement of data-modifying CTEs (rows resolve their foreign
+    keys by external id inside it). Returns None, having written nothing,
+    when the conversation exists after all (a concurrent ingest won).
     """
     _check_against_stored(document, {}, {})
-    now = timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT array(SELECT nextval(pg_get_serial_sequence('conversations_run', 'id'))"
-            "             FROM generate_series(1, %s)),"
-            "       array(SELECT nextval(pg_get_serial_sequence('conversations_message', 'id'))"
-            "             FROM generate_series(1, %s))",
-            [len(document.runs), len(document.messages)],
-        )
-        run_pks, message_pks = cursor.fetchone()
-    run_pk = {r.id: pk for r, pk in zip(document.runs, run_pks)}
-    run_views = [RunView(key=run_pk[r.id], external_id=r.id, status=r.status) for r in document.runs]
+    run_views = [RunView(key=r.id, external_id=r.id, status=r.status) for r in document.runs]
     message_views = [
         MessageView(
-            key=pk,
+            key=m.id,
             external_id=m.id,
-            run_key=run_pk[m.run_id] if m.run_id is not None else None,
+            run_key=m.run_id,
             role=m.role,
             content=m.content,
             status=m.status,
@@ -295,57 +340,65 @@ def _ingest_new_postgres(document: Document) -> IngestResult:
             created_at=m.created_at,
             sequence=i,
         )
-        for i, (m, pk) in enumerate(zip(document.messages, message_pks))
+        for i, m in enumerate(document.messages)
     ]
     pairs = project_pairs(run_views, message_views)
     rows = segment_rows(pairs)
-    conversation = Conversation.objects.create(
-        scope=document.scope,
-        external_id=document.id,
-        title=document.title or "",
-        metadata=document.metadata or {},
-        pair_count=len(pairs),
-        segment_count=len(rows),
-        message_count=len(document.messages),
-        last_activity_at=max((m.created_at for m in document.messages), default=None),
+    now = timezone.now()
+    params = {
+        "scope": document.scope,
+        "external_id": document.id,
+        "title": document.title or "",
+        "metadata": json.dumps(document.metadata or {}, ensure_ascii=False),
+        "pair_count": len(pairs),
+        "segment_count": len(rows),
+        "message_count": len(document.messages),
+        "now": now,
+        "last_activity_at": max((m.created_at for m in document.messages), default=None),
+        "runs": json.dumps(
+            [{"id": r.id, "status": r.status, "created_at": r.created_at.isoformat() if r.created_at else None}
+             for r in document.runs],
+            ensure_ascii=False,
+        ),
+        "messages": json.dumps(
+            [
+                {"id": m.id, "run_id": m.run_id, "role": m.role, "content": m.content, "status": m.status,
+                 "tool_calls": m.tool_calls_json(), "tool_call_id": m.tool_call_id,
+                 "created_at": m.created_at.isoformat(), "seq": i}
+                for i, m in enumerate(document.messages)
+            ],
+            ensure_ascii=False,
+        ),
+        "pairs": json.dumps(
+            [
+                {"index": p.index, "run": p.run_key, "user": p.user.key, "assistant": p.assistant.key,
+                 "user_bytes": len(p.user.content.encode()), "assistant_bytes": len(p.assistant.content.encode())}
+                for p in pairs
+            ],
+            ensure_ascii=False,
+        ),
+        "segments": json.dumps(
+            [
+                {"number": row.range.number, "from_pair": row.range.from_pair, "to_pair": row.range.to_pair,
+                 "message_ids": row.message_ids, "digest": row.digest, "user_bytes": row.user_bytes,
+                 "assistant_bytes": row.assistant_bytes}
+                for row in rows
+            ],
+            ensure_ascii=False,
+        ),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_INSERT_NEW_CONVERSATION, params)
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    conversation = Conversation(
+        pk=found[0], scope=document.scope, external_id=document.id, title=params["title"],
+        metadata=document.metadata or {}, pair_count=len(pairs), segment_count=len(rows),
+        message_count=len(document.messages), created_at=now, updated_at=now,
+        last_activity_at=params["last_activity_at"],
     )
-    cid = conversation.pk
-    with connection.cursor() as wrapper:
-        cursor = wrapper.cursor  # psycopg's own cursor, for COPY
-        if document.runs:
-            with cursor.copy(
-                "COPY conversations_run (id, conversation_id, external_id, status, created_at) FROM STDIN"
-            ) as copy:
-                for r in document.runs:
-                    copy.write_row((run_pk[r.id], cid, r.id, r.status, r.created_at))
-        if document.messages:
-            with cursor.copy(
-                "COPY conversations_message (id, conversation_id, run_id, external_id, role, content, status,"
-                " tool_calls, tool_call_id, created_at, sequence, revision_count, updated_at) FROM STDIN"
-            ) as copy:
-                for i, (m, pk) in enumerate(zip(document.messages, message_pks)):
-                    calls = m.tool_calls_json()
-                    copy.write_row((
-                        pk, cid, run_pk[m.run_id] if m.run_id is not None else None, m.id, m.role, m.content,
-                        m.status, json.dumps(calls, ensure_ascii=False) if calls is not None else None,
-                        m.tool_call_id, m.created_at, i, 0, now,
-                    ))
-        if pairs:
-            with cursor.copy(
-                "COPY conversations_pair (conversation_id, index, run_id, user_message_id, assistant_message_id,"
-                " user_bytes, assistant_bytes) FROM STDIN"
-            ) as copy:
-                for p in pairs:
-                    copy.write_row((cid, p.index, p.run_key, p.user.key, p.assistant.key,
-                                    len(p.user.content.encode()), len(p.assistant.content.encode())))
-    segments = Segment.objects.bulk_create(
-        [
-            Segment(conversation=conversation, number=row.range.number, from_pair=row.range.from_pair,
-                    to_pair=row.range.to_pair, message_ids=row.message_ids, digest=row.digest,
-                    user_bytes=row.user_bytes, assistant_bytes=row.assistant_bytes)
-            for row in rows
-        ]
-    )
+    conversation._state.adding = False
     return IngestResult(
         conversation=conversation,
         created=True,
@@ -353,7 +406,7 @@ def _ingest_new_postgres(document: Document) -> IngestResult:
         runs_created=len(document.runs),
         messages_created=len(document.messages),
         pair_count=len(pairs),
-        segments=segments,
+        segments=list(Segment.objects.filter(conversation=conversation).order_by("from_pair")) if rows else [],
         segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in rows],
     )
 
@@ -454,8 +507,9 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
     return pairs, result_segments, changes
 
 
-def _notify_segments_changed(conversation, changes: list[SegmentChange]) -> None:
+def _after_write(result: IngestResult) -> None:
     """Let the engine react, inside this transaction, to digests that moved."""
-    from compaction.services import jobs_sources_changed
+    if result.segment_changes:
+        from compaction.services import jobs_sources_changed
 
-    jobs_sources_changed(conversation=conversation, changes=changes)
+        jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
