@@ -37,7 +37,7 @@ def test_operator_reruns_a_failed_segment_and_sees_the_state_change_without_relo
     page.fill("#id_rerun-reason", "provider outage is over")
     page.check("#id_rerun-confirm")
     page.click("button:has-text('Re-run')")
-    page.wait_for_selector("#live .state-pending")
+    page.wait_for_selector(".live-head .state-pending")
     assert page.evaluate("window.__noReload") is True
     assert "queued again" in page.inner_text("#live")
     assert CompactionJob.objects.get(pk=world.failed.pk).state == JobState.PENDING
@@ -52,10 +52,11 @@ def test_segment_page_polls_until_the_job_settles(live_server, page, shot, world
     sign_in(page, live_server, "olga")
     page.goto(f"{live_server.url}{reverse('desk-job', args=[world.failed.pk])}")
     page.evaluate("window.__noReload = true")
-    page.wait_for_selector("#live .state-pending")
+    page.wait_for_selector(".live-head .state-pending")
     assert page.get_attribute("#live", "hx-trigger") == "every 2s"
     engine.run_job(world.failed.pk)  # the worker, in this process
-    page.wait_for_selector("#live .state-succeeded, #live .state-failed, #live .state-exhausted", timeout=15_000)
+    page.wait_for_selector(".live-head .state-succeeded, .live-head .state-failed, .live-head .state-exhausted",
+                           timeout=15_000)
     assert page.evaluate("window.__noReload") is True
     assert page.get_attribute("#live", "hx-trigger") is None
     shot(page, "segment-settled")
