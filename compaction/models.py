@@ -16,6 +16,14 @@ class ImmutableGenerationError(Exception):
     """A succeeded generation was asked to change."""
 
 
+class FrozenPromptError(Exception):
+    """A prompt version that a job has used was asked to change its template."""
+
+
+# What a frozen prompt version may never change: a changed prompt is a new version.
+FROZEN_PROMPT_FIELDS = ("name", "family", "version", "system_template", "user_template", "includes_user_text")
+
+
 class PromptVersion(models.Model):
     name = models.CharField(max_length=100, unique=True)  # e.g. conversation-compaction@3
     family = models.CharField(max_length=100)
@@ -36,6 +44,19 @@ class PromptVersion(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            stored = type(self).objects.filter(pk=self.pk).values(*FROZEN_PROMPT_FIELDS, "frozen_at").first()
+            if stored and stored["frozen_at"] is not None:
+                changed = [f for f in FROZEN_PROMPT_FIELDS if getattr(self, f) != stored[f]]
+                if changed:
+                    raise FrozenPromptError(
+                        f"prompt version {stored['name']} is frozen (used by a job); "
+                        f"cannot change {', '.join(changed)} — create a new version instead"
+                    )
+                self.frozen_at = stored["frozen_at"]  # once frozen, always frozen
+        super().save(*args, **kwargs)
 
 
 class JobState(models.TextChoices):

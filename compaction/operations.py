@@ -65,12 +65,11 @@ def enqueue_after_commit(job_ids: list[int]) -> None:
         return
 
     def send():
-        from .tasks import run_job
+        from .services import jobs_enqueue
 
-        for job_id in job_ids:
-            run_job.delay(job_id)
+        jobs_enqueue(job_ids)
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, robust=True)
 
 
 def _grant(job: CompactionJob, *, actor, reason: str, action: str) -> CompactionJob:

@@ -48,7 +48,7 @@ from conversations.models import Conversation, Message, Pair, Segment
 from . import packing
 from .models import CompactionJob, PromptVersion, SummaryGeneration
 from .planning import SEGMENT_SIZE
-from .tokens import count_tokens, tokenizer_name
+from .tokens import count_tokens, token_estimator_name
 
 FORMATS = ("blocks", "openai")
 TAIL_CHUNK = 64
@@ -450,7 +450,7 @@ def _render(conversation: Conversation, packed: packing.Packing, reader: _Reader
         "budget": {"bytes": packed.budget.bytes, "tokens": packed.budget.tokens},
         "used": {"bytes": packed.used_bytes, "tokens": packed.used_tokens},
         "complete": packed.complete,
-        "tokenizer": tokenizer_name() if packed.budget.tokens is not None else None,
+        "tokenizer": token_estimator_name() if packed.budget.tokens is not None else None,
     }
     if format == "openai":
         messages = openai_messages(blocks)

@@ -207,15 +207,18 @@ BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("in", "processed"):
+    for sub in ("in", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
         "data_folder_out": str(BROKER_DIR / "in"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
+        # Broadcast/fanout state (worker control) too, or kombu writes ./control.
+        "control_folder": str(BROKER_DIR / "control"),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -238,3 +241,13 @@ LOGGING = {
 # Budgets above these are refused as absurd (400), not silently clamped.
 PROJECTION_MAX_BUDGET_BYTES = env_int("PROJECTION_MAX_BUDGET_BYTES", 16 * 1024 * 1024)
 PROJECTION_MAX_BUDGET_TOKENS = env_int("PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)
+
+# --- Compaction engine (issue 3) ------------------------------------------
+# How long a job waits for an admission slot before it is put back (unclaimed).
+COMPACTION_ADMISSION_WAIT_SECONDS = env_float("COMPACTION_ADMISSION_WAIT_SECONDS", 30.0)
+# A failed attempt with attempts left is retried by the periodic scanner once
+# this long has passed (or at once by `compact --retry-now`).
+COMPACTION_RETRY_DELAY_SECONDS = env_int("COMPACTION_RETRY_DELAY_SECONDS", 60)
+COMPACTION_SCAN_INTERVAL_SECONDS = env_float("COMPACTION_SCAN_INTERVAL_SECONDS", 15.0)
+# Plan and enqueue jobs after every ingest that changes a conversation.
+COMPACTION_AUTO_PLAN = env_bool("COMPACTION_AUTO_PLAN", True)

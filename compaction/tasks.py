@@ -1,0 +1,55 @@
+"""Celery tasks: thin interfaces that call services and own nothing else.
+
+All tasks are idempotent: a redelivered message (``acks_late`` with
+``reject_on_worker_lost``) finds its job no longer claimable and does
+nothing, so it never makes a second attempt or a second generation.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from . import services
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="compaction.plan_conversation", acks_late=True, reject_on_worker_lost=True)
+def plan_conversation(conversation_id: int) -> list[int]:
+    """Create jobs for newly planned segments and enqueue them."""
+    from conversations.models import Conversation
+
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None:
+        return []
+    return [job.pk for job in services.conversation_plan_and_enqueue(conversation=conversation)]
+
+
+@shared_task(name="compaction.run_job", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
+    """One attempt at a job. ``attempts_used`` is the count when the message
+    was sent: the message is only good for the next attempt after that."""
+    outcome = services.job_run(job_id=job_id, expected_attempts_used=attempts_used)
+    if outcome.status == "deferred" and not self.request.is_eager and self.request.id:
+        # No admission slot: nothing was claimed, try again shortly.
+        raise self.retry(countdown=5)
+    return {"job": outcome.job_id, "status": outcome.status, "failure_code": outcome.failure_code,
+            "attempt": outcome.attempt, "generation": outcome.generation_id, "detail": outcome.detail,
+            "overhead_ms": outcome.overhead_ms}
+
+
+@shared_task(name="compaction.reap_and_scan", acks_late=True, reject_on_worker_lost=True)
+def reap_and_scan() -> dict:
+    """Periodic: reap expired leases, retry due failures, rescue lost pending
+    jobs, and plan conversations whose new ranges have no job yet."""
+    reaped = services.jobs_reap_expired()
+    due = services.jobs_take_due()
+    services.jobs_enqueue(due)
+    unplanned = services.conversations_unplanned()
+    for conversation_id in unplanned:
+        plan_conversation.delay(conversation_id)
+    if reaped or due or unplanned:
+        logger.info("scan reaped=%s enqueued=%s planned=%s", reaped, due, unplanned)
+    return {"reaped": reaped, "enqueued": due, "planned": unplanned}

@@ -1,0 +1,85 @@
+"""Fixtures for the engine tests: conversations ingested through the real
+ingest service, and a provider that records what it was given."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction.contract import ProviderResult
+from compaction.providers.base import Provider
+from compaction.providers.extractive import ExtractiveProvider
+from conversations.documents import validate_document
+from conversations.services import conversation_ingest
+from tests.factories import conversation_document
+
+
+def ingest(doc):
+    return conversation_ingest(document=validate_document(doc), actor="tests").conversation
+
+
+@pytest.fixture
+def make_conversation(db):
+    def make(n_pairs=30, **kw):
+        return ingest(conversation_document(n_pairs, **kw))
+    return make
+
+
+class RecordingProvider(Provider):
+    """Wraps the extractive provider and keeps every request it received,
+    with whether a database transaction was open during the call."""
+
+    name = "recording"
+
+    def __init__(self, inner=None, *, result=None):
+        self.inner = inner or ExtractiveProvider()
+        self.model_id = self.inner.model_id
+        self.requests = []
+        self.in_transaction = []
+        self.result = result
+
+    def summarise(self, request):
+        from django.db import connection
+
+        self.requests.append(request)
+        self.in_transaction.append(connection.in_atomic_block)
+        if self.result is not None:
+            return ProviderResult(**self.result)
+        return self.inner.summarise(request)
+
+
+@pytest.fixture
+def recording_provider():
+    return RecordingProvider()
+
+
+# Tests whose rows other processes or threads must see commit for real. The
+# serialized rollback restores the data migrations' rows (prompt versions,
+# role groups) that the flush after such a test would otherwise remove.
+live_db = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def live_database_url() -> str:
+    """The URL of the test database, for worker subprocesses."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    user = s.get("USER") or "postgres"
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def subprocess_env(**extra) -> dict:
+    import os
+
+    env = dict(os.environ)
+    env.update({"DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": live_database_url(),
+                "COMPACTION_AUTO_PLAN": "0"})
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+@pytest.fixture(autouse=True)
+def _no_background_planning(settings):
+    """Ingests in these tests do not send planning tasks to the broker;
+    the tests that check that hook turn it back on."""
+    settings.COMPACTION_AUTO_PLAN = False

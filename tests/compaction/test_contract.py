@@ -1,0 +1,40 @@
+"""The output contract: one failure code per violation (SPEC §5)."""
+
+import pytest
+
+from compaction.contract import ProviderResult, check
+
+
+def ok(**kw):
+    base = {"text": "A summary.", "finish_reason": "stop", "tool_calls": []}
+    base.update(kw)
+    return ProviderResult(**base)
+
+
+def test_one_normal_stop_with_plain_text_passes():
+    assert check(ok()).ok
+
+
+def test_text_together_with_a_tool_call_fails_however_good_it_reads():
+    verdict = check(ok(tool_calls=[{"id": "c1", "function": {"name": "x", "arguments": "{}"}}], finish_reason="stop"))
+    assert (verdict.ok, verdict.failure_code) == (False, "tool_calls")
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter", "tool_calls", None, ""])
+def test_anything_but_a_normal_stop_fails_as_finish_reason(reason):
+    assert check(ok(finish_reason=reason)).failure_code == "finish_reason"
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", None])
+def test_blank_text_fails_as_empty(text):
+    assert check(ok(text=text)).failure_code == "empty"
+
+
+def test_six_thousand_characters_pass_and_one_more_fails_as_too_long():
+    assert check(ok(text="字" * 6000)).ok
+    assert check(ok(text="字" * 6001)).failure_code == "too_long"
+
+
+@pytest.mark.parametrize("error", ["provider_error", "timeout"])
+def test_a_provider_error_or_timeout_keeps_its_code(error):
+    assert check(ProviderResult(error=error, error_detail="x")).failure_code == error

@@ -1,0 +1,68 @@
+"""The engine on the embedded default (SQLite, no server): the claim's
+UPDATE ... RETURNING, admission slots, generations and the ORM guards work
+there too. Runs in a subprocess so it gets its own settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = r"""
+import django
+django.setup()
+from django.core.management import call_command
+from compaction import services
+from compaction.models import Attempt, CompactionJob, ImmutableGenerationError, SummaryGeneration
+from conversations.documents import validate_document
+from conversations.services import conversation_ingest
+from tests.factories import conversation_document
+
+call_command("migrate", verbosity=0)
+conv = conversation_ingest(document=validate_document(conversation_document(40)), actor="t").conversation
+jobs = services.conversation_plan(conversation=conv)
+first = services.job_claim(job=jobs[0], worker="w1", model_id=jobs[0].model_id)
+second = services.job_claim(job_id=jobs[0].pk, worker="w2", model_id=jobs[0].model_id)
+assert first.attempt.number == 1 and second.refused == "state_running", (first, second)
+CompactionJob.objects.filter(pk=jobs[0].pk).update(state="pending", lease_owner="")
+outcomes = [services.job_run(job_id=j.pk) for j in jobs]
+assert [o.status for o in outcomes] == ["succeeded", "succeeded"], outcomes
+gen = SummaryGeneration.objects.first()
+gen.text = "x"
+try:
+    gen.save()
+    raise SystemExit("a generation was changed")
+except ImmutableGenerationError:
+    pass
+# The claim statement alone refuses a duplicated id (json_each on SQLite).
+conv2 = conversation_ingest(document=validate_document(conversation_document(30, external_id="c2", prefix="q")),
+                            actor="t").conversation
+(broken,) = services.conversation_plan(conversation=conv2)
+CompactionJob.objects.filter(pk=broken.pk).update(message_ids=broken.message_ids[:19] + [broken.message_ids[0]])
+broken.refresh_from_db()
+services.binding_problem = lambda job: ""
+assert services.job_claim(job=broken, worker="w", model_id=broken.model_id).attempt is None
+
+# Admission rows: one global slot; a dead holder's row frees itself after its expiry.
+import time
+from compaction.admission import slot_acquire, slot_release, slots_in_use
+assert slot_acquire(holder="dead", lease_seconds=1) == 0
+assert slot_acquire(holder="other", lease_seconds=60) is None and slots_in_use() == 1
+time.sleep(1.1)
+assert slot_acquire(holder="other", lease_seconds=60) == 0
+slot_release(number=0, holder="other")
+assert slots_in_use() == 0
+print("sqlite-ok", Attempt.objects.count(), SummaryGeneration.objects.count())
+"""
+
+
+def test_the_engine_runs_on_the_embedded_sqlite_default(tmp_path):
+    env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
+               COMPACTION_AUTO_PLAN="0", COMPACTION_GLOBAL_CONCURRENCY="1")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "sqlite-ok 3 2" in proc.stdout

@@ -1,0 +1,97 @@
+"""Operator services on top of the engine: each writes an AuditEvent with the
+actor and a required reason and queues work after commit (issue 3 §7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction import operations, services
+from compaction.celery import app
+from compaction.models import AuditEvent, CompactionJob, JobState, PromptVersion, SummaryGeneration
+from tests.compaction.conftest import RecordingProvider, ingest
+from tests.factories import conversation_document, make_user
+
+BAD = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
+
+
+@pytest.fixture
+def eager():
+    """Tasks sent after commit run in this process, through the real task code."""
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def operator(db):
+    return make_user("op", role="operator")
+
+
+def exhausted_job():
+    conv = ingest(conversation_document(30))
+    (job,) = services.conversation_plan(conversation=conv)
+    bad = RecordingProvider(result=BAD)
+    services.job_run(job_id=job.pk, provider=bad)
+    services.job_run(job_id=job.pk, provider=bad)
+    job.refresh_from_db()
+    assert job.state == JobState.EXHAUSTED
+    return job
+
+
+def test_rerun_of_an_exhausted_job_grants_one_attempt_audits_and_runs_after_commit(
+        operator, eager, django_capture_on_commit_callbacks):
+    job = exhausted_job()
+    with django_capture_on_commit_callbacks(execute=True):
+        operations.job_rerun(job=job, actor=operator, reason="model was down")
+    job.refresh_from_db()
+    assert (job.state, job.attempts_used, job.max_attempts) == (JobState.SUCCEEDED, 3, 3)
+    event = AuditEvent.objects.get(action="job.rerun")
+    assert (event.actor, event.reason, event.before["state"], event.after["max_attempts"]) == (
+        operator, "model was down", "exhausted", 3)
+
+
+def test_rerun_needs_a_reason_and_a_rerunnable_job(operator):
+    job = exhausted_job()
+    with pytest.raises(operations.ActionRefused, match="reason"):
+        operations.job_rerun(job=job, actor=operator, reason="  ")
+    CompactionJob.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED)
+    with pytest.raises(operations.ActionRefused) as refused:
+        operations.job_rerun(job=job, actor=operator, reason="again")
+    assert refused.value.code == "not_rerunnable"
+    assert not AuditEvent.objects.exists()
+
+
+def test_rerun_under_a_newer_prompt_makes_a_new_job_and_leaves_the_old_generation(
+        operator, eager, django_capture_on_commit_callbacks):
+    conv = ingest(conversation_document(30))
+    v2 = PromptVersion.objects.get(name="conversation-compaction@2")
+    (old,) = services.conversation_plan(conversation=conv, prompt_version=v2)
+    services.job_run(job_id=old.pk, provider=RecordingProvider())
+    old_gen = SummaryGeneration.objects.get(job=old)
+    v3 = PromptVersion.objects.get(name="conversation-compaction@3")
+    with django_capture_on_commit_callbacks(execute=True):
+        new = operations.job_rerun_with_prompt(job=old, prompt_version=v3, actor=operator, reason="prompt v3")
+    new.refresh_from_db()
+    assert new.pk != old.pk and new.state == JobState.SUCCEEDED and new.prompt_version == v3
+    assert SummaryGeneration.objects.get(pk=old_gen.pk).text == old_gen.text
+    assert SummaryGeneration.objects.filter(conversation=conv).count() == 2
+    with pytest.raises(operations.ActionRefused):
+        operations.job_rerun_with_prompt(job=new, prompt_version=v2, actor=operator, reason="older")
+
+
+def test_bulk_rerun_reports_what_it_skipped(operator):
+    job = exhausted_job()
+    conv2 = ingest(conversation_document(30, external_id="c2", prefix="x"))
+    (done,) = services.conversation_plan(conversation=conv2)
+    services.job_run(job_id=done.pk, provider=RecordingProvider())
+    rerun, skipped = operations.jobs_bulk_rerun(jobs=CompactionJob.objects.all(), actor=operator, reason="bulk")
+    assert [j.pk for j in rerun] == [job.pk] and [s[0] for s in skipped] == [done.pk]
+    assert AuditEvent.objects.filter(action="job.rerun", reason="bulk").count() == 1
+
+
+def test_an_ingest_that_adds_ranges_plans_and_runs_them_after_commit(db, eager, django_capture_on_commit_callbacks,
+                                                                    settings):
+    settings.COMPACTION_AUTO_PLAN = True
+    with django_capture_on_commit_callbacks(execute=True):
+        conv = ingest(conversation_document(40))
+    assert CompactionJob.objects.filter(conversation=conv, state=JobState.SUCCEEDED).count() == 2

@@ -1,0 +1,106 @@
+"""The ``openai`` provider against a local OpenAI-compatible server on a real
+socket: each scripted reply gives its failure code; the good one a generation."""
+
+from __future__ import annotations
+
+import pytest
+
+from compaction import services
+from compaction.contract import check
+from compaction.models import Attempt, SummaryGeneration
+from compaction.providers.base import Answer, SummaryRequest
+from compaction.providers.openai import OpenAIProvider
+from tests.compaction.openai_server import ScriptedServer
+
+
+@pytest.fixture
+def server():
+    s = ScriptedServer()
+    yield s
+    s.close()
+
+
+def provider(server, timeout=1.0):
+    return OpenAIProvider(base_url=server.base_url, api_key="sk-test", model="test-model", timeout=timeout)
+
+
+def request():
+    answers = tuple(Answer(f"a-{i}", f"Answer {i}.") for i in range(10))
+    return SummaryRequest(answers=answers, system="sys", user="user text", prompt_version="p@3")
+
+
+@pytest.mark.parametrize("script, code", [
+    ("text_and_tools", "tool_calls"),
+    ("length", "finish_reason"),
+    ("empty", "empty"),
+    ("too_long", "too_long"),
+    ("http500", "provider_error"),
+    ("malformed", "provider_error"),
+    ("slow", "timeout"),
+])
+def test_each_scripted_violation_gives_its_failure_code(server, script, code):
+    server.queue(script)
+    result = provider(server, timeout=0.5).summarise(request())
+    assert check(result).failure_code == code
+
+
+def test_a_normal_answer_is_reported_faithfully(server):
+    server.queue("ok")
+    result = provider(server).summarise(request())
+    assert check(result).ok
+    assert result.finish_reason == "stop" and result.tool_calls == []
+    assert (result.input_tokens, result.output_tokens, result.model) == (321, 45, "test-model")
+    assert result.latency_ms is not None and result.latency_ms >= 0
+    sent = server.requests[0]
+    assert sent["path"] == "/v1/chat/completions" and sent["authorization"] == "Bearer sk-test"
+    assert sent["body"]["model"] == "test-model"
+    assert [m["role"] for m in sent["body"]["messages"]] == ["system", "user"]
+
+
+def test_text_and_tool_calls_are_both_reported(server):
+    server.queue("text_and_tools")
+    result = provider(server).summarise(request())
+    assert result.text == "A fine summary." and result.tool_calls[0]["id"] == "call_1"
+
+
+def test_an_http_error_keeps_the_status_and_body_for_review(server):
+    server.queue("http500")
+    result = provider(server).summarise(request())
+    assert result.error_detail == "HTTP 500" and "upstream exploded" in result.raw
+
+
+def test_the_provider_never_retries_on_its_own(server):
+    server.queue("http500", "ok")
+    provider(server).summarise(request())
+    assert len(server.requests) == 1
+
+
+@pytest.fixture
+def openai_settings(settings, server):
+    settings.COMPACTION_PROVIDER = "openai"
+    settings.COMPACTION_MODEL = "test-model"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_TIMEOUT_SECONDS = 0.5
+    return settings
+
+
+@pytest.mark.parametrize("script, code", [
+    ("ok", ""), ("text_and_tools", "tool_calls"), ("length", "finish_reason"), ("empty", "empty"),
+    ("too_long", "too_long"), ("http500", "provider_error"), ("malformed", "provider_error"), ("slow", "timeout"),
+])
+def test_through_the_engine_each_reply_is_one_attempt_with_its_code(openai_settings, server, make_conversation,
+                                                                    script, code):
+    conv = make_conversation(30)
+    (job,) = services.conversation_plan(conversation=conv)
+    assert job.model_id == "test-model"
+    server.queue(script)
+    outcome = services.job_run(job_id=job.pk)
+    attempt = Attempt.objects.get(job=job)
+    assert attempt.failure_code == outcome.failure_code == code
+    assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
+    if code == "":
+        assert attempt.input_tokens == 321 and attempt.output_tokens == 45
+    # The user side of the conversation never reached the endpoint.
+    sent = str(server.requests[0]["body"])
+    assert "Question" not in sent and "[a-9]" in sent
