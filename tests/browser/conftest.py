@@ -79,3 +79,15 @@ def sign_in(page, live_server, username: str, password: str = "pw-for-tests"):
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{live_server.url}/")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Run the browser tests after every other test. They need real commits
+    (the live server is another thread), so each ends with a flush; other
+    transactional tests that restore a serialized copy of the database then
+    meet a state they did not expect. Last, they disturb nobody."""
+    browser = [item for item in items if item.get_closest_marker("browser")]
+    if browser:
+        others = [item for item in items if not item.get_closest_marker("browser")]
+        items[:] = others + browser

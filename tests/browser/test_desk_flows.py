@@ -16,7 +16,7 @@ def engine(settings):
     return pytest.importorskip("compaction.tasks", reason="the engine (compaction.tasks) is not on this branch yet")
 
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
 def test_operator_reruns_a_failed_segment_and_sees_the_state_change_without_reloading(
