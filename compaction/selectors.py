@@ -1,0 +1,546 @@
+"""Reads for the desk pages (SPEC §1, §8; issue 5).
+
+Every read is narrowed to the scopes the user may see
+(``conversations.selectors.user_scopes``); a row from another scope is
+simply absent, so pages answer 404, never "forbidden", for it.
+
+Query counts are bounded by design, independent of how much data exists:
+lists use keyset pagination (fetch one row more than a page, never
+``COUNT(*)``), and per-row figures come from one aggregated query over the
+rows on the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
+from conversations.selectors import conversations_visible, user_scopes
+
+from .digest import digest_input, source_digest
+from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
+
+# Display order of states, most in need of attention last so a bar reads
+# left (done) to right (trouble).
+STATE_ORDER = (
+    JobState.SUCCEEDED,
+    JobState.RUNNING,
+    JobState.PENDING,
+    JobState.STALE,
+    JobState.FAILED,
+    JobState.EXHAUSTED,
+)
+SETTLED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
+QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
+
+
+# --- keyset pagination -------------------------------------------------------
+
+class BadCursor(ValueError):
+    pass
+
+
+def cursor_encode(values: list) -> str:
+    raw = json.dumps(values, separators=(",", ":"), default=str).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def cursor_decode(cursor: str) -> list:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, TypeError) as exc:
+        raise BadCursor("cursor is not valid") from exc
+    if not isinstance(values, list):
+        raise BadCursor("cursor is not valid")
+    return values
+
+
+@dataclass
+class Page:
+    rows: list
+    next_cursor: str | None
+
+
+def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: int,
+            parse=None) -> Page:
+    """Order ``qs`` by ``order`` (all fields descending or all ascending,
+    the last one unique) and return the page after ``cursor``."""
+    desc = order[0].startswith("-")
+    names = [o.lstrip("-") for o in order]
+    if cursor:
+        values = cursor_decode(cursor)
+        if len(values) != len(names):
+            raise BadCursor("cursor is not valid")
+        if parse:
+            values = parse(values)
+        op = "lt" if desc else "gt"
+        # (a, b) < (va, vb)  ⇔  a < va OR (a = va AND b < vb)
+        cond = Q()
+        for i in range(len(names)):
+            term = Q(**{f"{names[i]}__{op}": values[i]})
+            for j in range(i):
+                term &= Q(**{names[j]: values[j]})
+            cond |= term
+        # The redundant bound on the leading column gives the planner an
+        # index range to start from instead of filtering an OR row by row.
+        qs = qs.filter(Q(**{f"{names[0]}__{op}e": values[0]}), cond)
+    rows = list(qs.order_by(*order)[: page_size + 1])
+    next_cursor = None
+    if len(rows) > page_size:
+        rows = rows[:page_size]
+        last = rows[-1]
+        next_cursor = cursor_encode([_attr(last, n) for n in names])
+    return Page(rows=rows, next_cursor=next_cursor)
+
+
+def _attr(obj, name):
+    value = obj
+    for part in name.split("__"):
+        value = getattr(value, part)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _parse_dt_first(values):
+    try:
+        return [datetime.fromisoformat(values[0]) if values[0] else None, int(values[1])]
+    except (TypeError, ValueError) as exc:
+        raise BadCursor("cursor is not valid") from exc
+
+
+def _parse_str_first(values):
+    try:
+        return [str(values[0]), int(values[1])]
+    except (TypeError, ValueError) as exc:
+        raise BadCursor("cursor is not valid") from exc
+
+
+def _parse_int_first(values):
+    try:
+        return [int(values[0]), int(values[1])]
+    except (TypeError, ValueError) as exc:
+        raise BadCursor("cursor is not valid") from exc
+
+
+# --- conversations list -------------------------------------------------------
+
+CONVERSATION_SORTS = {
+    # name: (order, cursor parser)
+    "recent": (["-updated_at", "-id"], _parse_dt_first),
+    "oldest": (["updated_at", "id"], _parse_dt_first),
+    "external_id": (["external_id", "id"], _parse_str_first),
+    "pairs": (["-pair_count", "-id"], _parse_int_first),
+}
+
+
+def _latest_review_with_verdict(verdict: str):
+    newer = Review.objects.filter(job=OuterRef("job"), id__gt=OuterRef("id"))
+    return Review.objects.filter(job__conversation=OuterRef("pk"), verdict=verdict).exclude(Exists(newer))
+
+
+def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
+                      updated_since=None, sort: str = "recent", cursor: str | None = None,
+                      page_size: int = 50) -> Page:
+    qs = conversations_visible(user=user)
+    if q:
+        # An exact external id (what people paste) or words of the title: both
+        # can use an index (the unique key; a trigram index on UPPER(title)).
+        qs = qs.filter(Q(external_id=q) | Q(title__icontains=q))
+    if scope:
+        qs = qs.filter(scope=scope)
+    if has:
+        qs = qs.filter(Exists(CompactionJob.objects.filter(conversation=OuterRef("pk"), state=has)))
+    if verdict:
+        qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
+    if updated_since:
+        qs = qs.filter(updated_at__gte=updated_since)
+    order, parse = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"])
+    page = _keyset(qs, order=order, cursor=cursor, page_size=page_size, parse=parse)
+    counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
+    for conv in page.rows:
+        conv.state_counts = counts.get(conv.pk, {})
+        conv.state_bar = state_bar(conv.state_counts)
+    return page
+
+
+def job_state_counts(*, conversation_ids: list[int]) -> dict[int, dict[str, int]]:
+    """Jobs by state for each conversation: one grouped query."""
+    counts: dict[int, dict[str, int]] = {}
+    if not conversation_ids:
+        return counts
+    rows = (
+        CompactionJob.objects.filter(conversation_id__in=conversation_ids)
+        .values_list("conversation_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for conversation_id, state, n in rows:
+        counts.setdefault(conversation_id, {})[state] = n
+    return counts
+
+
+def state_bar(counts: dict[str, int]) -> list[dict]:
+    """Segments of a compact bar: state, count and width in percent."""
+    total = sum(counts.values())
+    if not total:
+        return []
+    return [
+        {"state": s, "count": counts[s], "width": round(100 * counts[s] / total, 2)}
+        for s in STATE_ORDER
+        if counts.get(s)
+    ]
+
+
+def visible_scopes(*, user) -> list[str]:
+    """Scopes for the filter menus. Staff: the distinct scopes that exist
+    (one index-only query over the unique (scope, external_id) index)."""
+    scopes = user_scopes(user)
+    if scopes is None:
+        return _distinct_scopes()
+    return sorted(scopes)
+
+
+def _distinct_scopes() -> list[str]:
+    """Distinct scopes by skipping through the (scope, external_id) index:
+    one probe per scope instead of a scan over every conversation."""
+    from django.db import connection
+
+    table = Conversation._meta.db_table
+    sql = (
+        f"WITH RECURSIVE s(scope) AS ("
+        f" SELECT MIN(scope) FROM {table}"
+        f" UNION ALL SELECT (SELECT MIN(scope) FROM {table} WHERE scope > s.scope) FROM s WHERE s.scope IS NOT NULL"
+        f") SELECT scope FROM s WHERE scope IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return [row[0] for row in cursor.fetchall()]
+
+
+# --- one conversation ---------------------------------------------------------
+
+# What a row about a job shows; the binding's message ids and the prompt's
+# templates stay in the database.
+JOB_ROW_FIELDS = ("id", "scope", "conversation_id", "from_pair", "to_pair", "source_digest", "state", "attempts_used",
+                  "max_attempts", "last_failure_code", "created_at", "updated_at", "prompt_version__name",
+                  "prompt_version__version")
+
+
+@dataclass
+class SegmentView:
+    from_pair: int
+    to_pair: int
+    digest: str | None
+    state: str  # display state: a JobState value, or "unplanned"/"no_job"
+    job: CompactionJob | None = None
+    jobs: list = field(default_factory=list)
+    source_valid: bool | None = None
+    review: Review | None = None
+
+
+def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[CompactionJob | None, str, bool | None]:
+    """The job that speaks for a range now, its display state, and whether its
+    binding matches the range's current digest.
+
+    A succeeded job whose source moved is shown ``stale``: its generation is
+    kept (immutable) but the projection may no longer use it.
+    """
+    if not jobs:
+        return None, "no_job", None
+    bound = [j for j in jobs if j.source_digest == digest]
+    pool = bound or jobs
+    pool = sorted(pool, key=lambda j: (j.state == JobState.SUCCEEDED, j.prompt_version.version, j.pk), reverse=True)
+    job = pool[0]
+    valid = job.source_digest == digest
+    state = job.state if valid or job.state == JobState.STALE else JobState.STALE
+    return job, state, valid
+
+
+def conversation_detail(*, conversation: Conversation) -> dict:
+    """Everything the conversation page draws, in a fixed number of queries."""
+    segments = list(
+        Segment.objects.filter(conversation=conversation).order_by("from_pair").only("from_pair", "to_pair", "digest")
+    )
+    jobs = list(
+        CompactionJob.objects.filter(conversation=conversation)
+        .select_related("prompt_version")
+        .only(*JOB_ROW_FIELDS)
+        .order_by("from_pair", "id")
+    )
+    reviews = latest_reviews(job_ids=[j.pk for j in jobs])
+    by_range: dict[int, list[CompactionJob]] = {}
+    for job in jobs:
+        by_range.setdefault(job.from_pair, []).append(job)
+
+    views = []
+    for seg in segments:
+        range_jobs = by_range.pop(seg.from_pair, [])
+        job, state, valid = _pick_current_job(range_jobs, seg.digest)
+        views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job, jobs=range_jobs,
+                                 source_valid=valid, review=reviews.get(job.pk) if job else None))
+    # Ranges that once had jobs but are no longer planned (history rewritten).
+    for from_pair, old_jobs in sorted(by_range.items()):
+        job, _, _ = _pick_current_job(old_jobs, None)
+        views.append(SegmentView(from_pair, old_jobs[0].to_pair, None, "unplanned", job, jobs=old_jobs,
+                                 source_valid=False, review=reviews.get(job.pk) if job else None))
+    views.sort(key=lambda v: v.from_pair)
+
+    planned_to = max((s.to_pair for s in segments), default=-1)
+    tail_from = planned_to + 1
+    generations = list(
+        SummaryGeneration.objects.filter(conversation=conversation)
+        .select_related("prompt_version")
+        .order_by("number")
+        .only("id", "number", "text_bytes", "from_pair", "to_pair", "created_at", "job_id",
+              "prompt_version__name", "model_id", "source_digest")
+    )
+    digests = {s.from_pair: s.digest for s in segments}
+    for gen in generations:
+        gen.source_valid = digests.get(gen.from_pair) == gen.source_digest
+    return {
+        "segments": views,
+        "tail_from": tail_from,
+        "tail_count": max(0, conversation.pair_count - tail_from),
+        "jobs": jobs,
+        "generations": generations,
+        "chart": generation_chart(generations),
+        "state_counts": {s: sum(1 for v in views if v.state == s) for s in list(STATE_ORDER) + ["no_job", "unplanned"]},
+    }
+
+
+def generation_chart(generations, *, width: int = 560, height: int = 120) -> dict | None:
+    """Geometry for a small bar chart of summary length per generation.
+    Numbers only: the template draws it as SVG."""
+    if not generations:
+        return None
+    top = max(g.text_bytes for g in generations) or 1
+    pad, n = 24, len(generations)
+    slot = (width - pad) / n
+    bar_w = max(1.0, min(24.0, slot * 0.8))
+    bars = []
+    for i, g in enumerate(generations):
+        h = round((height - pad) * g.text_bytes / top, 1)
+        bars.append({
+            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
+            "w": round(bar_w, 1), "h": h, "number": g.number, "bytes": g.text_bytes,
+            "valid": getattr(g, "source_valid", True),
+        })
+    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
+
+
+def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
+    if not job_ids:
+        return {}
+    latest: dict[int, Review] = {}
+    for review in (
+        Review.objects.filter(job_id__in=job_ids).select_related("reviewer").order_by("job_id", "created_at", "id")
+    ):
+        latest[review.job_id] = review
+    return latest
+
+
+# --- one job (the segment page) ------------------------------------------------
+
+def job_get(*, user, job_id: int) -> CompactionJob | None:
+    qs = CompactionJob.objects.select_related("conversation", "prompt_version")
+    scopes = user_scopes(user)
+    if scopes is not None:
+        qs = qs.filter(scope__in=scopes, conversation__scope__in=scopes)
+    return qs.filter(pk=job_id).first()
+
+
+@dataclass
+class ChangedMessage:
+    position: int
+    role: str
+    bound_id: str
+    current_id: str | None
+    diff: list  # [(css class, line)]
+    note: str = ""
+
+
+def _diff_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """A line diff as (class, text) rows; the template escapes the text."""
+    rows = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), "bound", "current", lineterm="", n=2):
+        if line.startswith(("---", "+++")):
+            continue
+        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
+        rows.append((cls, line))
+    return rows
+
+
+def job_detail(*, job: CompactionJob) -> dict:
+    """The segment page: sources, digest check, what changed, attempts,
+    generation and reviews. A fixed number of queries."""
+    conversation = job.conversation
+    pairs = list(
+        Pair.objects.filter(conversation=conversation, index__gte=job.from_pair, index__lte=job.to_pair)
+        .select_related("user_message", "assistant_message")
+        .order_by("index")
+    )
+    current_ids: list[str] = []
+    for p in pairs:
+        current_ids += [p.user_message.external_id, p.assistant_message.external_id]
+    complete = len(pairs) == job.to_pair - job.from_pair + 1
+    current_digest = (
+        source_digest(
+            digest_input(p.index, p.user_message.external_id, p.user_message.content,
+                         p.assistant_message.external_id, p.assistant_message.content)
+            for p in pairs
+        )
+        if complete
+        else None
+    )
+    source_valid = current_digest == job.source_digest and current_ids == list(job.message_ids)
+
+    changed: list[ChangedMessage] = []
+    if not source_valid:
+        bound_ids = list(job.message_ids)
+        by_ext = {
+            m.external_id: m
+            for m in Message.objects.filter(conversation=conversation, external_id__in=bound_ids)
+        }
+        # The content a message had when the job was bound is the earliest
+        # revision replaced after the job was created.
+        revs: dict[int, MessageRevision] = {}
+        for rev in MessageRevision.objects.filter(
+            message_id__in=[m.pk for m in by_ext.values()], replaced_at__gte=job.created_at
+        ).order_by("message_id", "-number"):
+            revs[rev.message_id] = rev  # last assignment wins: the lowest number
+        for pos, ext in enumerate(bound_ids):
+            cur = current_ids[pos] if pos < len(current_ids) else None
+            msg = by_ext.get(ext)
+            role = "user" if pos % 2 == 0 else "assistant"
+            if msg is None:
+                changed.append(ChangedMessage(pos, role, ext, cur, [], note="message no longer stored"))
+            elif msg.pk in revs:
+                changed.append(ChangedMessage(pos, role, ext, cur, _diff_lines(revs[msg.pk].content, msg.content),
+                                              note=f"edited (revision {revs[msg.pk].number} → current)"))
+            elif cur != ext:
+                changed.append(ChangedMessage(pos, role, ext, cur, [],
+                                              note="pair now formed from a different message"))
+
+    attempts = list(Attempt.objects.filter(job=job).order_by("number"))
+    generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
+    reviews = list(Review.objects.filter(job=job).select_related("reviewer").order_by("-created_at", "-id"))
+    segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
+    other_jobs = list(
+        CompactionJob.objects.filter(conversation=conversation, from_pair=job.from_pair)
+        .exclude(pk=job.pk)
+        .select_related("prompt_version")
+        .order_by("-id")
+    )
+    return {
+        "pairs": pairs,
+        "current_digest": current_digest,
+        "source_valid": source_valid,
+        "planned_digest": segment.digest if segment else None,
+        "changed": changed,
+        "attempts": attempts,
+        "generation": generation,
+        "reviews": reviews,
+        "review": reviews[0] if reviews else None,
+        "other_jobs": other_jobs,
+    }
+
+
+def job_is_settled(job: CompactionJob) -> bool:
+    return job.state in SETTLED_STATES
+
+
+# --- failed ranges queue --------------------------------------------------------
+
+AGE_CHOICES = {
+    "1h": timedelta(hours=1),
+    "1d": timedelta(days=1),
+    "7d": timedelta(days=7),
+}
+
+
+def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
+               older_than: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
+    qs = (
+        CompactionJob.objects.filter(state__in=[state] if state else QUEUE_STATES)
+        .select_related("conversation", "prompt_version")
+        .only(*JOB_ROW_FIELDS, "conversation__external_id")
+    )
+    scopes = user_scopes(user)
+    if scopes is not None:
+        qs = qs.filter(scope__in=scopes)
+    if failure_code:
+        qs = qs.filter(last_failure_code=failure_code)
+    if scope:
+        qs = qs.filter(scope=scope)
+    if prompt_version:
+        qs = qs.filter(prompt_version__name=prompt_version)
+    if older_than in AGE_CHOICES:
+        qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
+    return _keyset(qs, order=["-updated_at", "-id"], cursor=cursor, page_size=page_size, parse=_parse_dt_first)
+
+
+def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
+    """The selected jobs the user may see (others are silently dropped: they
+    do not exist for this user)."""
+    qs = CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
+    scopes = user_scopes(user)
+    if scopes is not None:
+        qs = qs.filter(scope__in=scopes)
+    return list(qs.order_by("pk"))
+
+
+# --- activity -------------------------------------------------------------------
+
+def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
+               job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
+    qs = AuditEvent.objects.select_related("conversation", "job")
+    scopes = user_scopes(user)
+    if scopes is not None:
+        # Events without a scope (system-wide) are for staff only.
+        qs = qs.filter(scope__in=scopes)
+    if action:
+        qs = qs.filter(action=action)
+    if actor:
+        qs = qs.filter(actor_label=actor)
+    if scope:
+        qs = qs.filter(scope=scope)
+    if conversation:
+        qs = qs.filter(conversation_id=conversation)
+    if job:
+        qs = qs.filter(job_id=job)
+    if since:
+        qs = qs.filter(created_at__gte=since)
+    return _keyset(qs, order=["-created_at", "-id"], cursor=cursor, page_size=page_size, parse=_parse_dt_first)
+
+
+def audit_actions() -> list[str]:
+    return ["job.rerun", "job.grant_attempt", "job.rerun_with_prompt", "conversation.rerun", "review.record"]
+
+
+# --- projection preview ---------------------------------------------------------
+
+def projection_digest(projection: dict) -> dict:
+    """What the preview draws from a projection (SPEC §6 shape): every pair
+    in index order with how it is given, counts per form, and runs of
+    consecutive pairs that share a form and a reason."""
+    pairs = sorted(projection.get("pairs", []), key=lambda p: p["index"])
+    counts = {"summary": 0, "raw": 0, "omitted": 0}
+    runs: list[dict] = []
+    for p in pairs:
+        counts[p["as"]] = counts.get(p["as"], 0) + 1
+        if p.get("reason"):
+            last = runs[-1] if runs else None
+            if last and last["as"] == p["as"] and last["reason"] == p["reason"] and last["last"] == p["index"] - 1:
+                last["last"] = p["index"]
+            else:
+                runs.append({"first": p["index"], "last": p["index"], "as": p["as"], "reason": p["reason"]})
+    return {"pairs": pairs, "counts": counts, "reasons": runs}

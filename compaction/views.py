@@ -1,0 +1,369 @@
+"""The review and operations desk (SPEC §1, §8; issue 5).
+
+Thin views: parse input with a form, call one selector or one action from
+``operations.py``, render. Every view checks the role on the server
+(``roles.py``) and reads only through scope-limited selectors, so another
+scope's rows answer 404. When ``request.htmx`` the view renders the named
+partial of the same page template; otherwise the whole page (every page
+reads without JavaScript; actions redirect after POST).
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from conversations.selectors import conversation_get
+
+from . import operations, projection, roles, selectors
+from .forms import (
+    ActivityFilterForm,
+    BulkRerunForm,
+    ConversationFilterForm,
+    QueueFilterForm,
+    ReasonForm,
+    VerdictForm,
+)
+from .models import CompactionJob, JobState
+
+PAGE_SIZE = 50
+
+
+def role_required(check):
+    """Anonymous users go to the login page; signed-in users without the
+    role get 403 and nothing happens."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not check(request.user):
+                raise PermissionDenied("your role does not allow this")
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+def _query_without(request, *names) -> str:
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
+def _bad_filters(request, template, form, extra=None):
+    context = {"form": form, "page": None, "rows": [], "next_url": None, **(extra or {})}
+    return render(request, template, context, status=400)
+
+
+def _cursor_page(request, fetch):
+    try:
+        return fetch(request.GET.get("cursor") or None)
+    except selectors.BadCursor:
+        return None
+
+
+# --- conversations --------------------------------------------------------------
+
+@require_GET
+@role_required(roles.can_read)
+def conversation_list(request):
+    scopes = selectors.visible_scopes(user=request.user)
+    form = ConversationFilterForm(request.GET or None, scopes=scopes)
+    if form.is_bound and not form.is_valid():
+        return _bad_filters(request, "desk/conversations.html", form)
+    f = form.cleaned_data if form.is_bound else {}
+    page = _cursor_page(request, lambda cursor: selectors.conversation_list(
+        user=request.user, q=f.get("q", ""), scope=f.get("scope", ""), has=f.get("has", ""),
+        verdict=f.get("verdict", ""), updated_since=f.get("updated_since"), sort=f.get("sort") or "recent",
+        cursor=cursor, page_size=PAGE_SIZE,
+    ))
+    if page is None:
+        return HttpResponse("The page cursor is not valid.", status=400, content_type="text/plain")
+    base = _query_without(request, "cursor")
+    context = {
+        "form": form,
+        "rows": page.rows,
+        "next_url": f"?{base}&cursor={page.next_cursor}" if page.next_cursor and base else
+                    (f"?cursor={page.next_cursor}" if page.next_cursor else None),
+        "first_url": f"?{base}" if base else "?",
+        "paged": bool(request.GET.get("cursor")),
+    }
+    template = "desk/conversations.html#results" if request.htmx else "desk/conversations.html"
+    return render(request, template, context)
+
+
+@require_GET
+@role_required(roles.can_read)
+def conversation_detail(request, conversation_id: int):
+    conversation = conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise Http404("no such conversation")
+    preview = _projection_preview(request, conversation)
+    if request.htmx and "budget" in request.GET:
+        return render(request, "desk/conversation.html#preview", {"conversation": conversation, **preview})
+    return _conversation_page(request, conversation, preview=preview)
+
+
+DEFAULT_PREVIEW_BUDGET = 64 * 1024
+
+
+def _projection_preview(request, conversation) -> dict:
+    """The projection for the budget in ``?budget=`` (SPEC §6), drawn as how
+    each pair is given and why. Only computed when asked for: with htmx the
+    page asks by itself once loaded; without JavaScript, by the form."""
+    raw = request.GET.get("budget")
+    context = {"budget": DEFAULT_PREVIEW_BUDGET, "preview": None, "preview_error": None}
+    if raw is None:
+        return context
+    try:
+        budget = int(raw)
+    except ValueError:
+        context["preview_error"] = f"budget must be a whole number of bytes, got {raw[:40]!r}"
+        return context
+    context["budget"] = budget
+    try:
+        body = projection.conversation_projection(conversation=conversation, budget_bytes=budget)
+    except projection.ProjectionInvalid as exc:
+        context["preview_error"] = exc.message
+        return context
+    digest = selectors.projection_digest(body)
+    context.update(preview=body, preview_pairs=digest["pairs"], preview_counts=digest["counts"],
+                   preview_reasons=digest["reasons"])
+    return context
+
+
+def _conversation_page(request, conversation, *, rerun_form=None, preview=None, status=200):
+    detail = selectors.conversation_detail(conversation=conversation)
+    context = {
+        "conversation": conversation,
+        **detail,
+        **(preview or {"budget": DEFAULT_PREVIEW_BUDGET}),
+        "legend": [*selectors.STATE_ORDER, "no_job"],
+        "can_operate": roles.can_operate(request.user),
+        "rerun_form": rerun_form or ReasonForm(prefix="rerun"),
+    }
+    return render(request, "desk/conversation.html", context, status=status)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def conversation_rerun(request, conversation_id: int):
+    """Re-run every failed or exhausted range of one conversation and re-plan
+    the ranges whose source changed (operations.conversation_rerun)."""
+    conversation = conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise Http404("no such conversation")
+    form = ReasonForm(request.POST, prefix="rerun")
+    if not form.is_valid():
+        return _conversation_page(request, conversation, rerun_form=form, status=400)
+    try:
+        jobs = operations.conversation_rerun(conversation=conversation, actor=request.user,
+                                             reason=form.cleaned_data["reason"])
+    except operations.ActionRefused as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{len(jobs)} range(s) queued for {conversation.external_id}.")
+    return redirect("desk-conversation", conversation_id=conversation.pk)
+
+
+# --- one job (the segment page) ---------------------------------------------------
+
+def _job_or_404(request, job_id: int) -> CompactionJob:
+    job = selectors.job_get(user=request.user, job_id=job_id)
+    if job is None:
+        raise Http404("no such job")
+    return job
+
+
+def _job_context(request, job, **extra):
+    return {
+        "job": job,
+        "conversation": job.conversation,
+        "settled": selectors.job_is_settled(job),
+        "can_operate": roles.can_operate(request.user),
+        "can_review": roles.can_review(request.user),
+        "rerunnable": job.state in operations.RERUNNABLE,
+        "verdict_form": VerdictForm(),
+        "rerun_form": ReasonForm(prefix="rerun"),
+        "grant_form": ReasonForm(prefix="grant"),
+        **selectors.job_detail(job=job),
+        **extra,
+    }
+
+
+@require_GET
+@role_required(roles.can_read)
+def job_detail(request, job_id: int):
+    job = _job_or_404(request, job_id)
+    context = _job_context(request, job)
+    if request.htmx and request.GET.get("region") == "live":
+        return render(request, "desk/job.html#live", context)
+    return render(request, "desk/job.html", context)
+
+
+def _job_action(request, job_id: int, *, prefix: str, action):
+    job = _job_or_404(request, job_id)
+    form = ReasonForm(request.POST, prefix=prefix)
+    if not form.is_valid():
+        context = _job_context(request, job, **{f"{prefix}_form": form})
+        if request.htmx:
+            return render(request, "desk/job.html#live", context)
+        return render(request, "desk/job.html", context, status=400)
+    try:
+        job = action(job=job, actor=request.user, reason=form.cleaned_data["reason"])
+    except operations.ActionRefused as exc:
+        if request.htmx:
+            return render(request, "desk/job.html#live", _job_context(request, job, action_error=exc.message))
+        messages.error(request, exc.message)
+        return redirect("desk-job", job_id=job.pk)
+    note = f"Job #{job.pk} queued again (attempt {job.attempts_used + 1} of {job.max_attempts})."
+    if not request.htmx:
+        messages.success(request, note)
+        return redirect("desk-job", job_id=job.pk)
+    # Re-read: with an eager queue the job may already have run.
+    job = _job_or_404(request, job.pk)
+    return render(request, "desk/job.html#live", _job_context(request, job, action_done=note))
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_rerun(request, job_id: int):
+    return _job_action(request, job_id, prefix="rerun", action=operations.job_rerun)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_grant_attempt(request, job_id: int):
+    return _job_action(request, job_id, prefix="grant", action=operations.job_grant_attempt)
+
+
+@require_POST
+@role_required(roles.can_review)
+def job_review(request, job_id: int):
+    job = _job_or_404(request, job_id)
+    form = VerdictForm(request.POST)
+    if form.is_valid():
+        try:
+            operations.review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
+                                     note=form.cleaned_data["note"])
+        except operations.ActionRefused as exc:
+            form.add_error(None, exc.message)
+        else:
+            if not request.htmx:
+                messages.success(request, "Verdict recorded.")
+                return redirect("desk-job", job_id=job.pk)
+            context = _job_context(request, job, review_done="Verdict recorded.")
+            return render(request, "desk/job.html#review", context)
+    context = _job_context(request, job, verdict_form=form)
+    if request.htmx:
+        return render(request, "desk/job.html#review", context)
+    return render(request, "desk/job.html", context, status=400)
+
+
+# --- failed ranges queue -------------------------------------------------------------
+
+def _queue_context(request, form=None, **extra):
+    scopes = selectors.visible_scopes(user=request.user)
+    filters = QueueFilterForm(request.GET or None, scopes=scopes)
+    ctx = {"form": filters, "rows": [], "next_url": None, "can_operate": roles.can_operate(request.user),
+           "bulk_form": form or BulkRerunForm(), **extra}
+    if filters.is_bound and not filters.is_valid():
+        return ctx, False
+    f = filters.cleaned_data if filters.is_bound else {}
+    page = _cursor_page(request, lambda cursor: selectors.queue_list(
+        user=request.user, state=f.get("state", ""), failure_code=f.get("failure_code", ""),
+        scope=f.get("scope", ""), prompt_version=f.get("prompt_version", ""), older_than=f.get("older_than", ""),
+        cursor=cursor, page_size=PAGE_SIZE,
+    ))
+    if page is None:
+        return ctx, False
+    base = _query_without(request, "cursor")
+    ctx.update(rows=page.rows, first_url=f"?{base}" if base else "?", paged=bool(request.GET.get("cursor")),
+               next_url=(f"?{base}&cursor={page.next_cursor}" if base else f"?cursor={page.next_cursor}")
+               if page.next_cursor else None)
+    return ctx, True
+
+
+@require_GET
+@role_required(roles.can_read)
+def queue(request):
+    context, ok = _queue_context(request)
+    if not ok:
+        return render(request, "desk/queue.html", context, status=400)
+    template = "desk/queue.html#results" if request.htmx else "desk/queue.html"
+    return render(request, template, context)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def queue_rerun(request):
+    form = BulkRerunForm(request.POST)
+    if not form.is_valid():
+        context, _ = _queue_context(request, form=form)
+        return render(request, "desk/queue.html", context, status=400)
+    jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
+    reason = form.cleaned_data["reason"]
+    # Failed and exhausted ranges get one more attempt each. A stale range's
+    # source changed, so re-running its old binding would be wrong: its
+    # conversation is re-planned instead, which binds a new job to the
+    # current source (operations.conversation_rerun).
+    retry = [j for j in jobs if j.state != JobState.STALE]
+    stale_conversations = {j.conversation_id: j.conversation for j in jobs if j.state == JobState.STALE}
+    done, skipped = operations.jobs_bulk_rerun(jobs=retry, actor=request.user, reason=reason) if retry else ([], [])
+    replanned = []
+    for conversation in stale_conversations.values():
+        replanned += operations.conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
+    missing = len(form.cleaned_data["jobs"]) - len(jobs)
+    if done:
+        messages.success(request, f"Re-ran {len(done)} range(s): " + ", ".join(f"#{j.pk}" for j in done) + ".")
+    if stale_conversations:
+        messages.success(request, f"Re-planned {len(stale_conversations)} conversation(s) with stale ranges; "
+                                  f"{len(replanned)} job(s) queued.")
+    for job_id, why in skipped:
+        messages.warning(request, f"Job #{job_id} was not re-run: {why}")
+    if missing:
+        messages.warning(request, f"{missing} selected job(s) were not found.")
+    # Back to the same filtered list; re-encoded so only a query string survives.
+    query = QueryDict(request.POST.get("next_query", "")).urlencode()
+    return redirect(reverse("desk-queue") + (f"?{query}" if query else ""))
+
+
+# --- activity -------------------------------------------------------------------------
+
+@require_GET
+@role_required(roles.can_read)
+def activity(request):
+    scopes = selectors.visible_scopes(user=request.user)
+    form = ActivityFilterForm(request.GET or None, scopes=scopes)
+    if form.is_bound and not form.is_valid():
+        return _bad_filters(request, "desk/activity.html", form)
+    f = form.cleaned_data if form.is_bound else {}
+    page = _cursor_page(request, lambda cursor: selectors.audit_list(
+        user=request.user, action=f.get("action", ""), actor=f.get("actor", ""), scope=f.get("scope", ""),
+        conversation=f.get("conversation"), job=f.get("job"), since=f.get("since"), cursor=cursor,
+        page_size=PAGE_SIZE,
+    ))
+    if page is None:
+        return HttpResponse("The page cursor is not valid.", status=400, content_type="text/plain")
+    base = _query_without(request, "cursor")
+    context = {
+        "form": form,
+        "rows": page.rows,
+        "first_url": f"?{base}" if base else "?",
+        "paged": bool(request.GET.get("cursor")),
+        "next_url": (f"?{base}&cursor={page.next_cursor}" if base else f"?cursor={page.next_cursor}")
+        if page.next_cursor else None,
+    }
+    template = "desk/activity.html#results" if request.htmx else "desk/activity.html"
+    return render(request, template, context)
