@@ -16,6 +16,8 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
+from datetime import timezone as dt_timezone
+
 from django.utils import timezone
 
 from .models import MessageRole, MessageStatus, RunStatus
@@ -120,7 +122,7 @@ def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document
 
 
 def _text(errors: _Errors, path: str, value: Any, *, required: bool, max_chars: int | None = None,
-          allow_blank: bool = False) -> str | None:
+          allow_blank: bool = False, max_bytes: int | None = None) -> str | None:
     if value is None:
         if required:
             errors.add(path, "this field is required")
@@ -131,13 +133,34 @@ def _text(errors: _Errors, path: str, value: Any, *, required: bool, max_chars: 
     if "\x00" in value:
         errors.add(path, "must not contain NUL characters")
         return None
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        errors.add(path, "is not valid UTF-8 text (contains an unpaired surrogate)")
+        return None
     if not allow_blank and not value.strip():
         errors.add(path, "must not be blank")
         return None
     if max_chars is not None and len(value) > max_chars:
         errors.add(path, f"is {len(value)} characters; at most {max_chars} allowed")
         return None
+    if max_bytes is not None and size > max_bytes:
+        errors.add(path, f"content is {size} bytes; the limit is {max_bytes} bytes")
+        return None
     return value
+
+
+def _check_json_text(errors: _Errors, path: str, value: Any) -> None:
+    """Strings anywhere in free-form JSON must be storable text too."""
+    if isinstance(value, str):
+        _text(errors, path, value, required=True, allow_blank=True)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if _text(errors, f"{path}.{key!r}", key, required=True, allow_blank=True) is not None:
+                _check_json_text(errors, f"{path}.{key}", item)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json_text(errors, f"{path}[{i}]", item)
 
 
 def _timestamp(errors: _Errors, path: str, value: Any, *, required: bool) -> datetime | None:
@@ -156,16 +179,13 @@ def _timestamp(errors: _Errors, path: str, value: Any, *, required: bool) -> dat
         errors.add(path, f"{value[:40]!r} is not an ISO 8601 timestamp")
         return None
     if timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, timezone.utc)
-    return parsed
-
-
-def _check_utf8_clean(errors: _Errors, path: str, value: str) -> int | None:
-    """UTF-8 length of ``value``, or None if it holds lone surrogates."""
+        parsed = timezone.make_aware(parsed, dt_timezone.utc)
+    # Stored in UTC: databases refuse some offsets Python accepts, and a time
+    # that falls before year 1 in UTC cannot be stored or read back.
     try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        errors.add(path, "is not valid UTF-8 text (contains an unpaired surrogate)")
+        return parsed.astimezone(dt_timezone.utc)
+    except OverflowError:
+        errors.add(path, f"{value[:40]!r} is out of range")
         return None
 
 
@@ -185,6 +205,8 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
     if metadata is not None and not isinstance(metadata, dict):
         errors.add("metadata", f"must be an object, got {type(metadata).__name__}")
         metadata = None
+    elif metadata is not None:
+        _check_json_text(errors, "metadata", metadata)
 
     runs_raw = data.get("runs", [])
     if not isinstance(runs_raw, list):
@@ -252,11 +274,8 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
         status = raw.get("status", "completed")
         if not isinstance(status, str) or status not in MESSAGE_STATUSES:
             errors.add(f"{path}.status", f"unknown message status {status!r}; expected one of {sorted(MESSAGE_STATUSES)}")
-        content = _text(errors, f"{path}.content", raw.get("content", ""), required=True, allow_blank=True)
-        if content is not None:
-            size = _check_utf8_clean(errors, f"{path}.content", content)
-            if size is not None and size > content_limit:
-                errors.add(f"{path}.content", f"content is {size} bytes; the limit is {content_limit} bytes")
+        content = _text(errors, f"{path}.content", raw.get("content", ""), required=True, allow_blank=True,
+                        max_bytes=content_limit)
         created_at = _timestamp(errors, f"{path}.created_at", raw.get("created_at"), required=True)
 
         tool_calls = None

@@ -210,3 +210,9 @@ def test_lone_surrogate_in_content_is_refused():
     with pytest.raises(DocumentInvalid) as exc:
         parse_document_bytes(raw.encode())
     assert "messages[0].content" in exc.value.errors
+
+
+def test_timestamps_without_an_offset_are_read_as_utc():
+    doc = conversation_document(1)
+    doc["messages"][0]["created_at"] = "2026-11-01T10:00:00"
+    assert validate_document(doc).messages[0].created_at.isoformat() == "2026-11-01T10:00:00+00:00"
