@@ -114,6 +114,7 @@ class CompactionJob(models.Model):
             models.Index(fields=["scope", "state"], name="job_scope_state"),
             models.Index(fields=["lease_expires_at"], name="job_lease_expiry"),
             models.Index(fields=["updated_at", "id"], name="job_updated"),
+            models.Index(fields=["created_at", "id"], name="job_created"),
         ]
 
     def __str__(self) -> str:
