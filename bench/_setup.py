@@ -16,6 +16,7 @@ def use_database(name: str) -> None:
     os.environ["DATABASE_URL"] = f"{base}/{name}"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
+    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(ROOT))
     import psycopg

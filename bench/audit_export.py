@@ -23,28 +23,8 @@ import tracemalloc
 from datetime import timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def use_database(name: str) -> None:
-    base = os.environ.get("BENCH_DATABASE_SERVER", "postgres://postgres@127.0.0.1:5432")
-    os.environ["DATABASE_URL"] = f"{base}/{name}"
-    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
-    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    sys.path.insert(0, str(ROOT))
-    import psycopg
-
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _setup import use_database  # noqa: E402
 
 
 def fill(scope: str, jobs: int, reviewer) -> None:

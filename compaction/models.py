@@ -11,6 +11,8 @@ SQL (migration 0002). Verdicts live in ``Review``; every manual action is an
 from django.conf import settings
 from django.db import models
 
+from . import contract
+
 
 class ImmutableGenerationError(Exception):
     """A succeeded generation was asked to change."""
@@ -68,15 +70,8 @@ class JobState(models.TextChoices):
     STALE = "stale"
 
 
-class FailureCode(models.TextChoices):
-    TOOL_CALLS = "tool_calls"
-    FINISH_REASON = "finish_reason"
-    EMPTY = "empty"
-    TOO_LONG = "too_long"
-    PROVIDER_ERROR = "provider_error"
-    TIMEOUT = "timeout"
-    SOURCE_CHANGED = "source_changed"
-    LEASE_EXPIRED = "lease_expired"
+# One failure code per contract violation; the pure contract module owns the list.
+FailureCode = models.TextChoices("FailureCode", [(code.upper(), code) for code in contract.FAILURE_CODES])
 
 
 class CompactionJob(models.Model):
