@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -71,6 +72,7 @@ def main() -> None:
             f.write(json.dumps(document(c, args.messages_per), ensure_ascii=False).encode() + b"\n")
         path = f.name
     total_messages = args.conversations * args.messages_per
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
     print(f"generated {path}: {args.conversations} conversations, {total_messages} messages, "
           f"{Path(path).stat().st_size / 2**20:.1f} MiB")
 
@@ -105,6 +107,7 @@ def main() -> None:
         step = max(1, len(samples) // 8)
         print(f"--batch {batch}: resident memory (MiB) start {rss_start:.1f}, during "
               + ", ".join(f"{m:.1f}" for m in samples[::step]) + f", peak so far {peak_rss_mib():.1f}")
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
     Path(path).unlink()
 
 
