@@ -69,3 +69,57 @@ def test_grant_access_creates_user_role_scopes_and_a_scoped_token():
 def test_grant_access_refuses_a_token_scope_the_user_lacks():
     _, _, failed = run("grant_access", "bot", "--scope", "a", "--token", "--token-scope", "z")
     assert failed is not None and "not granted" in str(failed)
+
+
+def test_lines_naming_the_same_conversation_apply_in_file_order_within_a_group(tmp_path):
+    first = conversation_document(3, external_id="twice")
+    second = conversation_document(3, external_id="twice")
+    second["messages"][1]["content"] = "Answer 0, corrected."
+    lines = [json.dumps(d) for d in (first, conversation_document(2, external_id="other"), second)]
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out, err, failed = run("import_conversations", str(path))
+    assert failed is None, err
+    assert out.index("line 1: created default/twice") < out.index("line 2: created default/other") \
+        < out.index("line 3: updated default/twice")
+    assert "1 changed, 1 revisions" in out
+    from conversations.models import Message
+
+    assert Message.objects.get(external_id="a-0", conversation__external_id="twice").content == "Answer 0, corrected."
+
+
+def test_a_group_whose_conversation_appears_meanwhile_is_imported_line_by_line(tmp_path, monkeypatch):
+    """A conversation stored between the group's look-up and its statement
+    (another import won the race) makes the statement fail; nothing of it
+    stays and every line is applied the ordinary way, the raced one as an
+    update."""
+    from conversations.management.commands import import_conversations as command
+    from conversations.services import conversation_ingest
+    from conversations.documents import validate_document
+
+    conversation_ingest(document=validate_document(conversation_document(2, external_id="raced")))
+    monkeypatch.setattr(command, "stored_conversation_keys", lambda keys: set())
+    path = tmp_path / "race.jsonl"
+    path.write_text("\n".join(json.dumps(conversation_document(n, external_id=name))
+                              for n, name in ((3, "new-1"), (4, "raced"), (5, "new-2"))) + "\n")
+    out, err, failed = run("import_conversations", str(path))
+    assert failed is None, err
+    assert "line 1: created default/new-1" in out and "line 3: created default/new-2" in out
+    assert "line 2: updated default/raced" in out and "4 pairs" in out
+    assert dict(Conversation.objects.values_list("external_id", "pair_count")) == {"new-1": 3, "raced": 4, "new-2": 5}
+
+
+def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engine(
+        tmp_path, settings, django_capture_on_commit_callbacks):
+    settings.COMPACTION_AUTO_PLAN = True
+    path = tmp_path / "engine.jsonl"
+    path.write_text("\n".join(json.dumps(conversation_document(n, external_id=f"e-{n}")) for n in (2, 31, 40)) + "\n")
+    with django_capture_on_commit_callbacks() as callbacks:
+        out, err, failed = run("import_conversations", str(path))
+    assert failed is None, err
+    # One planning hand-off per conversation with planned segments, queued
+    # inside the import's transaction; none for the one too short to plan.
+    assert dict(Conversation.objects.values_list("external_id", "segment_count")) == {"e-2": 0, "e-31": 1, "e-40": 2}
+    assert len(callbacks) == 2
+    assert {c.__closure__[0].cell_contents for c in callbacks} == set(
+        Conversation.objects.filter(segment_count__gt=0).values_list("pk", flat=True))

@@ -15,10 +15,19 @@ from __future__ import annotations
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+import logging
+
+from django.db import DatabaseError, connection, transaction
 
 from conversations.documents import DocumentInvalid, parse_document_bytes
-from conversations.services import conversation_ingest
+from conversations.services import (
+    check_new_document,
+    conversation_ingest,
+    conversations_ingest_new,
+    stored_conversation_keys,
+)
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -56,28 +65,87 @@ class Command(BaseCommand):
             raise CommandError(f"{refused} line(s) refused; nothing from those lines was written")
 
     def _apply(self, group, path, quiet):
-        """Write a group of lines, each in its own savepoint, then report."""
-        reports: list[tuple[str, str]] = []
+        """Write a group of lines, each all-or-nothing, then report.
+
+        Lines that create a conversation not stored yet (and named by no
+        other line of the group) are written together by one statement on
+        PostgreSQL; if that statement fails, its savepoint is rolled back and
+        those lines go the ordinary way (a conversation created meanwhile by
+        someone else is then updated, as ingest always does). Every other line is ingested on its
+        own, in file order, in its own savepoint.
+        """
+        reports: list[tuple[int, str, str]] = []
+        actor = f"import:{path}"
         with transaction.atomic():
+            parsed: list[tuple[int, object]] = []
             for number, raw in group:
                 try:
-                    document = parse_document_bytes(raw)
-                    result = conversation_ingest(document=document, actor=f"import:{path}")
+                    parsed.append((number, parse_document_bytes(raw)))
                 except DocumentInvalid as exc:
-                    self.counts["refused"] += 1
-                    for field, messages in exc.errors.items():
-                        for message in messages:
-                            reports.append(("err", f"line {number}: refused: {field}: {message}"))
-                    continue
-                self.counts["imported" if result.changed else "unchanged"] += 1
-                if not quiet:
-                    conv = result.conversation
-                    verb = "created" if result.created else ("updated" if result.changed else "unchanged")
-                    reports.append(("out", (
-                        f"line {number}: {verb} {conv.scope}/{conv.external_id} (id {conv.pk}): "
-                        f"{result.messages_created} new messages, {result.messages_updated} changed, "
-                        f"{result.revisions_created} revisions, {result.pair_count} pairs, "
-                        f"{len(result.segments)} planned segments"
-                    )))
-        for kind, text in reports:
+                    self._refused(reports, number, exc)
+            done: dict[int, object] = {}
+            fresh = self._new_conversations(parsed)
+            if fresh:
+                try:
+                    results = conversations_ingest_new(documents=[d for _, d in fresh], actor=actor)
+                except DatabaseError:
+                    # Nothing of the statement stayed (its savepoint rolled
+                    # back); each of these lines is ingested on its own below.
+                    logger.warning("group insert failed; importing its lines one by one", exc_info=True)
+                    results = []
+                done = {number: result for (number, _), result in zip(fresh, results)}
+            for number, document in parsed:
+                result = done.get(number)
+                if result is None:
+                    try:
+                        result = conversation_ingest(document=document, actor=actor)
+                    except DocumentInvalid as exc:
+                        self._refused(reports, number, exc)
+                        continue
+                self._report(reports, number, result, quiet)
+        reports.sort(key=lambda report: report[0])
+        for _, kind, text in reports:
             (self.stderr if kind == "err" else self.stdout).write(text)
+
+    @staticmethod
+    def _new_conversations(parsed):
+        """The (number, document) pairs that can be written as one group:
+        PostgreSQL, a conversation named once in the group, not stored, and
+        no reference the ordinary ingest would refuse."""
+        if connection.vendor != "postgresql" or len(parsed) < 2:
+            return []
+        seen: dict[tuple[str, str], int] = {}
+        for _, document in parsed:
+            key = (document.scope, document.id)
+            seen[key] = seen.get(key, 0) + 1
+        candidates = []
+        for number, document in parsed:
+            if seen[(document.scope, document.id)] != 1:
+                continue
+            try:
+                check_new_document(document)
+            except DocumentInvalid:
+                continue  # the ordinary ingest refuses it, with the same report
+            candidates.append((number, document))
+        if not candidates:
+            return []
+        stored = stored_conversation_keys([(d.scope, d.id) for _, d in candidates])
+        return [(n, d) for n, d in candidates if (d.scope, d.id) not in stored]
+
+    def _refused(self, reports, number, exc):
+        self.counts["refused"] += 1
+        for field, messages in exc.errors.items():
+            for message in messages:
+                reports.append((number, "err", f"line {number}: refused: {field}: {message}"))
+
+    def _report(self, reports, number, result, quiet):
+        self.counts["imported" if result.changed else "unchanged"] += 1
+        if not quiet:
+            conv = result.conversation
+            verb = "created" if result.created else ("updated" if result.changed else "unchanged")
+            reports.append((number, "out", (
+                f"line {number}: {verb} {conv.scope}/{conv.external_id} (id {conv.pk}): "
+                f"{result.messages_created} new messages, {result.messages_updated} changed, "
+                f"{result.revisions_created} revisions, {result.pair_count} pairs, "
+                f"{len(result.segments)} planned segments"
+            )))
