@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from conversations.models import Conversation, ScopeGrant, TokenScope
 from tests.factories import conversation_document
@@ -123,3 +124,46 @@ def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engi
     assert len(callbacks) == 2
     assert {c.__closure__[0].cell_contents for c in callbacks} == set(
         Conversation.objects.filter(segment_count__gt=0).values_list("pk", flat=True))
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_workers_import_each_line_once_and_keep_a_conversations_lines_in_file_order(tmp_path):
+    from conversations.models import Message
+
+    docs = [conversation_document(2 + n % 3, external_id=f"w-{n}") for n in range(12)]
+    again = conversation_document(3, external_id="w-1")
+    again["messages"][1]["content"] = "Answer 0, corrected."
+    bad = conversation_document(2, external_id="w-bad")
+    bad["messages"][0]["role"] = "robot"
+    lines = [json.dumps(d) for d in docs[:6]] + [json.dumps(again), json.dumps(bad), "{broken"] \
+        + [json.dumps(d) for d in docs[6:]]
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out, err, failed = run("import_conversations", str(path), "--workers", "3", "--batch", "2")
+    assert failed is not None and "2 line(s) refused" in str(failed)
+    reported = sorted(int(line.split(":")[0].split()[1]) for line in (out + err).splitlines()
+                      if line.startswith("line "))
+    assert reported == list(range(1, 16))
+    assert "line 7: updated default/w-1" in out and "line 2: created default/w-1" in out
+    assert "line 8: refused: messages[0].role" in err and "line 9: refused: document: malformed JSON" in err
+    assert "13 imported, 0 unchanged, 2 refused" in out
+    assert Conversation.objects.count() == 12
+    assert Message.objects.get(conversation__external_id="w-1", external_id="a-0").content == "Answer 0, corrected."
+    assert Conversation.objects.get(external_id="w-1").pair_count == 3
+
+
+def test_workers_must_be_at_least_one(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(conversation_document(1)) + "\n")
+    _, _, failed = run("import_conversations", str(path), "--workers", "0")
+    assert failed is not None and "--workers must be at least 1" in str(failed)
+
+
+@pytest.mark.skipif("connection.vendor == 'postgresql'", reason="checks the refusal on other databases")
+def test_workers_are_refused_without_postgresql(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(conversation_document(1)) + "\n")
+    _, _, failed = run("import_conversations", str(path), "--workers", "2")
+    assert failed is not None and "--workers above 1 needs PostgreSQL" in str(failed)
+    assert not Conversation.objects.exists()
