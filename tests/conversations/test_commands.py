@@ -167,3 +167,21 @@ def test_workers_are_refused_without_postgresql(tmp_path):
     _, _, failed = run("import_conversations", str(path), "--workers", "2")
     assert failed is not None and "--workers above 1 needs PostgreSQL" in str(failed)
     assert not Conversation.objects.exists()
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_worker_makes_the_import_fail_and_reports_nothing_it_did_not_commit(tmp_path, monkeypatch):
+    from conversations.management.commands import import_conversations as command
+
+    def broken(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(command, "conversations_ingest_new", broken)  # inherited by the forked workers
+    path = tmp_path / "doomed.jsonl"
+    path.write_text("\n".join(json.dumps(conversation_document(2, external_id=f"d-{n}")) for n in range(6)) + "\n")
+    out, err, failed = run("import_conversations", str(path), "--workers", "2", "--batch", "3")
+    assert failed is not None and "a worker failed" in str(failed)
+    assert "RuntimeError: disk on fire" in err
+    assert "created" not in out
+    assert not Conversation.objects.exists()
