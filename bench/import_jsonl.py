@@ -1,12 +1,14 @@
 """Benchmark: import 100,000 messages in 2,000 conversations into PostgreSQL.
 
-    .venv/bin/python bench/import_jsonl.py [--conversations 2000] [--messages-per 50]
+    .venv/bin/python bench/import_jsonl.py [--conversations 2000] [--messages-per 50] [--batch 100 1] [--workers 1]
 
 Generates a JSONL file (user/assistant pairs, a tool call every fifth run),
 imports it with ``manage.py import_conversations`` (each document validated
 whole and written all-or-nothing; commits grouped by ``--batch``) into the
 database ``compaction_bench_import``, and prints messages per second and the
-process's resident memory as the import goes (it should stay flat). Target:
+process's resident memory as the import goes (it should stay flat; with
+``--workers`` that is the reading process, each worker holds at most a few
+groups). Target:
 at least 20,000 messages/s.
 """
 
@@ -55,12 +57,26 @@ def document(c: int, messages_per: int) -> dict:
     return {"scope": "bench", "id": f"bench-{c}", "title": f"Bench conversation {c}", "runs": runs, "messages": messages[:messages_per]}
 
 
+def workers_rss_mib() -> list[float]:
+    """Resident memory of each child process (the import's workers)."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            found.append(pages * os.sysconf("SC_PAGE_SIZE") / 2**20)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=2000)
     parser.add_argument("--messages-per", type=int, default=50)
     parser.add_argument("--batch", type=int, nargs="+", default=[100, 1],
                         help="import_conversations --batch values to measure (default: 100 and 1)")
+    parser.add_argument("--workers", type=int, default=1, help="import_conversations --workers (default 1)")
     args = parser.parse_args()
 
     use_database("compaction_bench_import")
@@ -86,27 +102,32 @@ def main() -> None:
             cur.execute("TRUNCATE conversations_conversation, compaction_compactionjob, compaction_attempt, "
                         "compaction_summarygeneration, compaction_review, compaction_auditevent CASCADE")
         samples: list[float] = []
+        worker_samples: list[float] = []
         done = threading.Event()
 
         def sample():
             while not done.wait(0.5):
                 samples.append(rss_mib())
+                worker_samples.append(max(workers_rss_mib(), default=0.0))
 
         sampler = threading.Thread(target=sample, daemon=True)
         rss_start = rss_mib()
         sampler.start()
         out = io.StringIO()
         start = time.perf_counter()
-        call_command("import_conversations", path, quiet=True, batch=batch, stdout=out)
+        call_command("import_conversations", path, quiet=True, batch=batch, workers=args.workers, stdout=out)
         elapsed = time.perf_counter() - start
         done.set()
         sampler.join()
-        print(f"--batch {batch}: {out.getvalue().strip()}")
+        print(f"--batch {batch} --workers {args.workers}: {out.getvalue().strip()}")
         print(f"--batch {batch}: imported {total_messages} messages in {elapsed:.2f} s: "
               f"{total_messages / elapsed:,.0f} messages/s ({args.conversations / elapsed:,.0f} documents/s)")
         step = max(1, len(samples) // 8)
         print(f"--batch {batch}: resident memory (MiB) start {rss_start:.1f}, during "
               + ", ".join(f"{m:.1f}" for m in samples[::step]) + f", peak so far {peak_rss_mib():.1f}")
+        if args.workers > 1:
+            print(f"--batch {batch}: largest worker's resident memory (MiB) during "
+                  + ", ".join(f"{m:.1f}" for m in worker_samples[::step]))
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     Path(path).unlink()
 

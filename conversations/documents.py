@@ -85,7 +85,11 @@ class Document:
 class _Errors:
     found: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, path: str, message: str) -> None:
+    def add(self, path: str | tuple[str, ...], message: str) -> None:
+        # A path may come in parts, joined only here: building every field's
+        # path up front costs more than validating it.
+        if not isinstance(path, str):
+            path = "".join(path)
         self.found.setdefault(path, []).append(message)
 
     def __bool__(self) -> bool:
@@ -121,7 +125,7 @@ def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document
     return validate_document(data, size_bytes=size_bytes)
 
 
-def _text(errors: _Errors, path: str, value: Any, *, required: bool, max_chars: int | None = None,
+def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
           allow_blank: bool = False, max_bytes: int | None = None) -> str | None:
     if value is None:
         if required:
@@ -163,7 +167,7 @@ def _check_json_text(errors: _Errors, path: str, value: Any) -> None:
             _check_json_text(errors, f"{path}[{i}]", item)
 
 
-def _timestamp(errors: _Errors, path: str, value: Any, *, required: bool) -> datetime | None:
+def _timestamp(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool) -> datetime | None:
     if value is None:
         if required:
             errors.add(path, "this field is required")
@@ -178,6 +182,8 @@ def _timestamp(errors: _Errors, path: str, value: Any, *, required: bool) -> dat
     if parsed is None:
         errors.add(path, f"{value[:40]!r} is not an ISO 8601 timestamp")
         return None
+    if parsed.tzinfo is dt_timezone.utc:
+        return parsed  # already UTC: nothing to convert or range-check
     if timezone.is_naive(parsed):
         parsed = timezone.make_aware(parsed, dt_timezone.utc)
     # Stored in UTC: databases refuse some offsets Python accepts, and a time
@@ -232,14 +238,14 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
         for key in raw:
             if key not in {"id", "status", "created_at"}:
                 errors.add(f"{path}.{key}", "unknown field")
-        run_id = _text(errors, f"{path}.id", raw.get("id"), required=True, max_chars=MAX_ID)
+        run_id = _text(errors, (path, ".id"), raw.get("id"), required=True, max_chars=MAX_ID)
         status = raw.get("status")
         if status is None:
             errors.add(f"{path}.status", "this field is required")
         elif not isinstance(status, str) or status not in RUN_STATUSES:
             errors.add(f"{path}.status", f"unknown run status {status!r}; expected one of {sorted(RUN_STATUSES)}")
             status = None
-        created_at = _timestamp(errors, f"{path}.created_at", raw.get("created_at"), required=False)
+        created_at = _timestamp(errors, (path, ".created_at"), raw.get("created_at"), required=False)
         if run_id is not None:
             if run_id in run_ids:
                 errors.add(f"{path}.id", f"duplicate run id {run_id!r}")
@@ -260,12 +266,12 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
             if key not in allowed_message_keys:
                 errors.add(f"{path}.{key}", "unknown field")
         before = len(errors.found)
-        message_id = _text(errors, f"{path}.id", raw.get("id"), required=True, max_chars=MAX_ID)
+        message_id = _text(errors, (path, ".id"), raw.get("id"), required=True, max_chars=MAX_ID)
         if message_id is not None:
             if message_id in message_ids:
                 errors.add(f"{path}.id", f"duplicate message id {message_id!r}")
             message_ids.add(message_id)
-        run_id = _text(errors, f"{path}.run_id", raw.get("run_id"), required=False, max_chars=MAX_ID)
+        run_id = _text(errors, (path, ".run_id"), raw.get("run_id"), required=False, max_chars=MAX_ID)
         role = raw.get("role")
         if role is None:
             errors.add(f"{path}.role", "this field is required")
@@ -274,9 +280,9 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
         status = raw.get("status", "completed")
         if not isinstance(status, str) or status not in MESSAGE_STATUSES:
             errors.add(f"{path}.status", f"unknown message status {status!r}; expected one of {sorted(MESSAGE_STATUSES)}")
-        content = _text(errors, f"{path}.content", raw.get("content", ""), required=True, allow_blank=True,
+        content = _text(errors, (path, ".content"), raw.get("content", ""), required=True, allow_blank=True,
                         max_bytes=content_limit)
-        created_at = _timestamp(errors, f"{path}.created_at", raw.get("created_at"), required=True)
+        created_at = _timestamp(errors, (path, ".created_at"), raw.get("created_at"), required=True)
 
         tool_calls = None
         raw_calls = raw.get("tool_calls")
@@ -292,20 +298,20 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
                     if not isinstance(call, dict):
                         errors.add(cpath, f"must be an object, got {type(call).__name__}")
                         continue
-                    cid = _text(errors, f"{cpath}.id", call.get("id"), required=True, max_chars=MAX_ID)
-                    name = _text(errors, f"{cpath}.name", call.get("name"), required=True, max_chars=MAX_ID)
+                    cid = _text(errors, (cpath, ".id"), call.get("id"), required=True, max_chars=MAX_ID)
+                    name = _text(errors, (cpath, ".name"), call.get("name"), required=True, max_chars=MAX_ID)
                     args = call.get("arguments", "")
                     if isinstance(args, (dict, list)):
                         args = json.dumps(args, ensure_ascii=False, sort_keys=True)
-                    args = _text(errors, f"{cpath}.arguments", args, required=False, allow_blank=True)
+                    args = _text(errors, (cpath, ".arguments"), args, required=False, allow_blank=True)
                     if cid is not None and name is not None:
                         calls.append(ToolCallDoc(id=cid, name=name, arguments=args or ""))
                 tool_calls = tuple(calls) if calls else None
         tool_call_id = raw.get("tool_call_id")
         if role == "tool":
-            tool_call_id = _text(errors, f"{path}.tool_call_id", tool_call_id, required=True, max_chars=MAX_ID)
+            tool_call_id = _text(errors, (path, ".tool_call_id"), tool_call_id, required=True, max_chars=MAX_ID)
         elif tool_call_id is not None:
-            tool_call_id = _text(errors, f"{path}.tool_call_id", tool_call_id, required=False, max_chars=MAX_ID)
+            tool_call_id = _text(errors, (path, ".tool_call_id"), tool_call_id, required=False, max_chars=MAX_ID)
         if len(errors.found) == before:
             messages.append(
                 MessageDoc(

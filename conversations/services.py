@@ -514,3 +514,189 @@ def _after_write(result: IngestResult) -> None:
 
         jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
         conversation_changed(conversation=result.conversation)  # plans new ranges once this commits
+
+
+# Ids are drawn from the tables' own sequences first, so every row carries
+# its keys and references and the statement needs no joins (a join between
+# data-modifying CTEs has no row estimates and plans as nested loops).
+_RESERVE_IDS = """
+SELECT array(SELECT nextval(pg_get_serial_sequence('conversations_conversation', 'id'))
+             FROM generate_series(1, %(conversations)s)),
+       array(SELECT nextval(pg_get_serial_sequence('conversations_run', 'id')) FROM generate_series(1, %(runs)s)),
+       array(SELECT nextval(pg_get_serial_sequence('conversations_message', 'id'))
+             FROM generate_series(1, %(messages)s)),
+       array(SELECT nextval(pg_get_serial_sequence('conversations_segment', 'id'))
+             FROM generate_series(1, %(segments)s))
+"""
+
+_INSERT_NEW_CONVERSATIONS = """
+WITH c AS (
+    INSERT INTO conversations_conversation
+        (id, scope, external_id, title, metadata, pair_count, segment_count, message_count,
+         created_at, updated_at, last_activity_at)
+    SELECT id, scope, external_id, title, metadata, pair_count, segment_count, message_count,
+           %(now)s, %(now)s, last_activity_at
+    FROM jsonb_to_recordset(%(conversations)s::jsonb) AS x(
+        id bigint, scope text, external_id text, title text, metadata jsonb, pair_count integer,
+        segment_count integer, message_count integer, last_activity_at timestamptz)
+), r AS (
+    INSERT INTO conversations_run (id, conversation_id, external_id, status, created_at)
+    SELECT id, c, external_id, status, created_at
+    FROM jsonb_to_recordset(%(runs)s::jsonb) AS x(id bigint, c bigint, external_id text, status text,
+                                                  created_at timestamptz)
+), m AS (
+    INSERT INTO conversations_message
+        (id, conversation_id, run_id, external_id, role, content, status, tool_calls, tool_call_id,
+         created_at, sequence, revision_count, updated_at)
+    SELECT id, c, run, external_id, role, content, status, tool_calls, tool_call_id, created_at, seq, 0, %(now)s
+    FROM jsonb_to_recordset(%(messages)s::jsonb) AS x(
+            id bigint, c bigint, run bigint, external_id text, role text, content text, status text,
+            tool_calls jsonb, tool_call_id text, created_at timestamptz, seq integer)
+), p AS (
+    INSERT INTO conversations_pair
+        (conversation_id, index, run_id, user_message_id, assistant_message_id, user_bytes, assistant_bytes)
+    SELECT c, index, run, "user", assistant, user_bytes, assistant_bytes
+    FROM jsonb_to_recordset(%(pairs)s::jsonb) AS x(
+            c bigint, index integer, run bigint, "user" bigint, assistant bigint, user_bytes integer,
+            assistant_bytes integer)
+)
+INSERT INTO conversations_segment
+    (id, conversation_id, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, updated_at)
+SELECT id, c, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, %(now)s
+FROM jsonb_to_recordset(%(segments)s::jsonb) AS x(
+        id bigint, c bigint, number integer, from_pair integer, to_pair integer, message_ids jsonb, digest text,
+        user_bytes integer, assistant_bytes integer)
+"""
+
+
+def conversations_ingest_new(*, documents: list[Document], actor: str = "") -> list[IngestResult]:
+    """Write many conversations that are not stored yet, in one statement.
+
+    For bulk import (PostgreSQL only): a group of documents whose
+    conversations are all new costs two statements instead of several per
+    document. Each document must already be validated, name a different
+    conversation, and pass ``check_new_document``. All-or-nothing for the
+    whole group, in a savepoint: if any conversation exists after all (a
+    concurrent ingest won) or anything else fails, nothing stays and the
+    database error propagates, so the caller can ingest the documents one by
+    one instead. ``_after_write`` runs for each conversation inside it.
+    """
+    if connection.vendor != "postgresql":
+        raise NotImplementedError("conversations_ingest_new needs PostgreSQL")
+    if not documents:
+        return []
+    projected = []
+    n_runs = n_messages = n_segments = 0
+    for document in documents:
+        pairs, rows = _project_new(document)
+        projected.append((pairs, rows))
+        n_runs += len(document.runs)
+        n_messages += len(document.messages)
+        n_segments += len(rows)
+    now = timezone.now()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_RESERVE_IDS, {"conversations": len(documents), "runs": n_runs,
+                                          "messages": n_messages, "segments": n_segments})
+            conversation_ids, run_ids, message_ids, segment_ids = cursor.fetchone()
+        run_ids, message_ids, segment_ids = iter(run_ids), iter(message_ids), iter(segment_ids)
+        conversations, runs, messages, pair_rows, segments, results = [], [], [], [], [], []
+        for conversation_id, document, (pairs, rows) in zip(conversation_ids, documents, projected):
+            run_pk = {}
+            for r in document.runs:
+                pk = run_pk[r.id] = next(run_ids)
+                runs.append({"id": pk, "c": conversation_id, "external_id": r.id, "status": r.status,
+                             "created_at": r.created_at.isoformat() if r.created_at else None})
+            message_pk = {}
+            for i, m in enumerate(document.messages):
+                pk = message_pk[m.id] = next(message_ids)
+                messages.append({
+                    "id": pk, "c": conversation_id, "run": run_pk[m.run_id] if m.run_id is not None else None,
+                    "external_id": m.id, "role": m.role, "content": m.content, "status": m.status,
+                    "tool_calls": m.tool_calls_json(), "tool_call_id": m.tool_call_id,
+                    "created_at": m.created_at.isoformat(), "seq": i,
+                })
+            for p in pairs:
+                pair_rows.append({
+                    "c": conversation_id, "index": p.index, "run": run_pk[p.run_key],
+                    "user": message_pk[p.user.key], "assistant": message_pk[p.assistant.key],
+                    "user_bytes": len(p.user.content.encode()), "assistant_bytes": len(p.assistant.content.encode()),
+                })
+            last_activity = max((m.created_at for m in document.messages), default=None)
+            title, metadata = document.title or "", document.metadata or {}
+            conversations.append({
+                "id": conversation_id, "scope": document.scope, "external_id": document.id, "title": title,
+                "metadata": metadata, "pair_count": len(pairs), "segment_count": len(rows),
+                "message_count": len(document.messages),
+                "last_activity_at": last_activity.isoformat() if last_activity else None,
+            })
+            conversation = Conversation(
+                pk=conversation_id, scope=document.scope, external_id=document.id, title=title, metadata=metadata,
+                pair_count=len(pairs), segment_count=len(rows), message_count=len(document.messages),
+                created_at=now, updated_at=now, last_activity_at=last_activity,
+            )
+            conversation._state.adding = False
+            stored_segments = []
+            for row in rows:
+                rng = row.range
+                segment = Segment(
+                    pk=next(segment_ids), conversation=conversation, number=rng.number, from_pair=rng.from_pair,
+                    to_pair=rng.to_pair, message_ids=row.message_ids, digest=row.digest,
+                    user_bytes=row.user_bytes, assistant_bytes=row.assistant_bytes, updated_at=now,
+                )
+                segment._state.adding = False
+                stored_segments.append(segment)
+                segments.append({
+                    "id": segment.pk, "c": conversation_id, "number": rng.number, "from_pair": rng.from_pair,
+                    "to_pair": rng.to_pair, "message_ids": row.message_ids, "digest": row.digest,
+                    "user_bytes": row.user_bytes, "assistant_bytes": row.assistant_bytes,
+                })
+            results.append(IngestResult(
+                conversation=conversation, created=True, changed=True, runs_created=len(document.runs),
+                messages_created=len(document.messages), pair_count=len(pairs), segments=stored_segments,
+                segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in rows],
+            ))
+        dumps = json.dumps
+        params = {
+            "now": now,
+            "conversations": dumps(conversations, ensure_ascii=False),
+            "runs": dumps(runs, ensure_ascii=False),
+            "messages": dumps(messages, ensure_ascii=False),
+            "pairs": dumps(pair_rows, ensure_ascii=False),
+            "segments": dumps(segments, ensure_ascii=False),
+        }
+        del conversations, runs, messages, pair_rows, segments
+        with connection.cursor() as cursor:
+            cursor.execute(_INSERT_NEW_CONVERSATIONS, params)
+        for result in results:
+            _after_write(result)
+    return results
+
+
+def _project_new(document: Document) -> tuple[list[PairView], list[SegmentRow]]:
+    """Pairs and planned segments of a conversation nothing of which is stored
+    (message and run keys are their external ids)."""
+    run_views = [RunView(key=r.id, external_id=r.id, status=r.status) for r in document.runs]
+    message_views = [
+        MessageView(
+            key=m.id, external_id=m.id, run_key=m.run_id, role=m.role, content=m.content, status=m.status,
+            has_tool_calls=bool(m.tool_calls), created_at=m.created_at, sequence=i,
+        )
+        for i, m in enumerate(document.messages)
+    ]
+    pairs = project_pairs(run_views, message_views)
+    return pairs, segment_rows(pairs)
+
+
+def check_new_document(document: Document) -> None:
+    """Raise ``DocumentInvalid`` as ingest would for a conversation not stored yet."""
+    _check_against_stored(document, {}, {})
+
+
+def stored_conversation_keys(keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of these (scope, external id) conversations are stored: one query."""
+    wanted = set(keys)
+    if not wanted:
+        return set()
+    found = Conversation.objects.filter(external_id__in={external_id for _, external_id in wanted})
+    return {key for key in found.values_list("scope", "external_id") if key in wanted}

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.db import connection  # noqa: F401  (read by skipif conditions)
 
 from compaction.digest import digest_input, source_digest
 from conversations.documents import DocumentInvalid, parse_document_bytes, validate_document
@@ -216,3 +217,82 @@ def test_timestamps_without_an_offset_are_read_as_utc():
     doc = conversation_document(1)
     doc["messages"][0]["created_at"] = "2026-11-01T10:00:00"
     assert validate_document(doc).messages[0].created_at.isoformat() == "2026-11-01T10:00:00+00:00"
+
+
+def _stored(scope):
+    """Everything stored for a scope's conversations, without database ids."""
+    rows = {}
+    for conv in Conversation.objects.filter(scope=scope).order_by("external_id"):
+        runs = {r.pk: r.external_id for r in Run.objects.filter(conversation=conv)}
+        msgs = {m.pk: m.external_id for m in Message.objects.filter(conversation=conv)}
+        rows[conv.external_id] = {
+            "conversation": (conv.title, conv.metadata, conv.pair_count, conv.segment_count, conv.message_count,
+                             conv.last_activity_at),
+            "runs": sorted((r.external_id, r.status, r.created_at) for r in Run.objects.filter(conversation=conv)),
+            "messages": sorted(
+                (m.external_id, runs.get(m.run_id), m.role, m.content, m.status, json.dumps(m.tool_calls),
+                 m.tool_call_id, m.created_at, m.sequence, m.revision_count)
+                for m in Message.objects.filter(conversation=conv)
+            ),
+            "pairs": sorted(
+                (p.index, runs[p.run_id], msgs[p.user_message_id], msgs[p.assistant_message_id], p.user_bytes,
+                 p.assistant_bytes)
+                for p in Pair.objects.filter(conversation=conv)
+            ),
+            "segments": sorted(
+                (s.number, s.from_pair, s.to_pair, s.message_ids, s.digest, s.user_bytes, s.assistant_bytes)
+                for s in Segment.objects.filter(conversation=conv)
+            ),
+        }
+    return rows
+
+
+def _varied_documents(scope):
+    long = conversation_document(45, scope=scope, external_id="long", title="Långt ✓")
+    long["metadata"] = {"team": "billing", "tags": ["a", "ü"]}
+    run, msgs = pair_messages(99, prefix="t-")
+    msgs.insert(1, {"id": "t-call", "run_id": run["id"], "role": "assistant", "content": "",
+                    "tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"x": 1}}],
+                    "status": "completed", "created_at": ts(198.5)})
+    msgs.insert(2, {"id": "t-result", "run_id": run["id"], "role": "tool", "tool_call_id": "c1",
+                    "content": "{\"fee\": 1}", "created_at": ts(198.6)})
+    failed = {"id": "run-failed", "status": "failed", "created_at": ts(300)}
+    long["runs"] += [run, failed]
+    long["messages"] += msgs + [
+        {"id": "loose", "role": "user", "content": "no run", "created_at": ts(301)},
+        {"id": "f-u", "run_id": "run-failed", "role": "user", "content": "lost?", "created_at": ts(302)},
+    ]
+    empty = {"scope": scope, "id": "empty", "runs": [], "messages": []}
+    return [long, conversation_document(3, scope=scope, external_id="short"), empty]
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group statement is PostgreSQL-only")
+def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_stores():
+    from conversations.services import conversations_ingest_new
+
+    for doc in _varied_documents("one-by-one"):
+        ingest(doc)
+    results = conversations_ingest_new(documents=[validate_document(d) for d in _varied_documents("group")])
+    assert _stored("group") == _stored("one-by-one")
+    assert Segment.objects.filter(conversation__scope="group").count() > 0
+    for result in results:
+        stored = list(Segment.objects.filter(conversation=result.conversation).order_by("from_pair"))
+        assert [(s.pk, s.digest) for s in result.segments] == [(s.pk, s.digest) for s in stored]
+        assert result.created and result.conversation.pk == Conversation.objects.get(
+            scope="group", external_id=result.conversation.external_id).pk
+    assert [r.messages_created for r in results] == [len(d["messages"]) for d in _varied_documents("group")]
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group statement is PostgreSQL-only")
+def test_group_write_of_a_conversation_that_exists_after_all_writes_nothing():
+    from django.db import IntegrityError
+
+    from conversations.services import conversations_ingest_new
+
+    ingest(conversation_document(2, external_id="taken"))
+    docs = [validate_document(conversation_document(3, external_id="fresh")),
+            validate_document(conversation_document(4, external_id="taken"))]
+    with pytest.raises(IntegrityError):
+        conversations_ingest_new(documents=docs)
+    assert not Conversation.objects.filter(external_id="fresh").exists()
+    assert Conversation.objects.get(external_id="taken").pair_count == 2
