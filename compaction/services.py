@@ -286,6 +286,47 @@ def _refusal(job: CompactionJob, *, model_id: str, prompt_version_id: int,
     return "lost_race"
 
 
+_JOB_LOAD_SQL: str | None = None
+
+
+def job_load(job_id: int) -> CompactionJob | None:
+    """The job with its prompt version, in one plain SELECT.
+
+    The same row ``select_related("prompt_version")`` reads, but without
+    compiling a queryset: on the per-job hot path (and on every redelivered
+    no-op message) Django's query compilation cost more than the query.
+    """
+    global _JOB_LOAD_SQL
+    job_fields = CompactionJob._meta.concrete_fields
+    pv_fields = PromptVersion._meta.concrete_fields
+    if _JOB_LOAD_SQL is None:
+        qn = connection.ops.quote_name
+        cols = [f"j.{qn(f.column)}" for f in job_fields] + [f"p.{qn(f.column)}" for f in pv_fields]
+        _JOB_LOAD_SQL = (
+            f"SELECT {', '.join(cols)} FROM {qn(CompactionJob._meta.db_table)} j "
+            f"JOIN {qn(PromptVersion._meta.db_table)} p ON p.{qn('id')} = j.{qn('prompt_version_id')} "
+            f"WHERE j.{qn('id')} = %s"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(_JOB_LOAD_SQL, [job_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = [_from_db(f, v) for f, v in zip(job_fields + pv_fields, row)]
+    n = len(job_fields)
+    job = CompactionJob.from_db(connection.alias, [f.attname for f in job_fields], values[:n])
+    job.prompt_version = PromptVersion.from_db(connection.alias, [f.attname for f in pv_fields], values[n:])
+    return job
+
+
+def _from_db(field, value):
+    # Apply what the ORM would: the field's and the backend's converters
+    # (JSON decoding; SQLite's datetimes and booleans).
+    for converter in field.get_db_converters(connection) + connection.ops.get_db_converters(field.cached_col):
+        value = converter(value, field, connection)
+    return value
+
+
 def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryRequest | None, str]:
     """Read the bound messages and render the request from the ten assistant
     answers only. Returns (None, why) when what is stored no longer matches
@@ -293,11 +334,13 @@ def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryR
     from conversations.models import Message
 
     ids = job.message_ids
-    stored = dict(
-        Message.objects.filter(conversation_id=job.conversation_id, external_id__in=ids).values_list(
-            "external_id", "content"
-        )
-    )
+    # Plain SQL for the same reason as ``job_load``: this runs once per job.
+    table = connection.ops.quote_name(Message._meta.db_table)
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT external_id, content FROM {table} WHERE conversation_id = %s "
+                       f"AND external_id IN ({marks})", [job.conversation_id, *ids])
+        stored = dict(cursor.fetchall())
     if len(stored) != len(ids):
         return None, "a bound message no longer exists"
     pairs = []
@@ -482,7 +525,7 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
     started = time.perf_counter()
     provider = provider or provider_get()
     worker = worker or worker_identity()
-    job = CompactionJob.objects.filter(pk=job_id).select_related("prompt_version").first()
+    job = job_load(job_id)
     if job is None:
         return RunOutcome(job_id, "skipped", detail="no such job")
     if job.state not in CLAIMABLE:
