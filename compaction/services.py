@@ -173,7 +173,7 @@ _CLAIM_WHERE = """
       AND j.attempts_used < j.max_attempts
       AND j.from_pair %% 10 = 0 AND j.to_pair = j.from_pair + 9
       AND j.model_id = %s AND j.prompt_version_id = %s
-      AND (%s IS NULL OR j.attempts_used = %s)
+      AND (CAST(%s AS integer) IS NULL OR j.attempts_used = CAST(%s AS integer))
       AND j.source_digest = (
           SELECT s.digest FROM conversations_segment s
           WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
@@ -206,6 +206,34 @@ RETURNING attempts_used
 """
 
 
+def _execute_prepared(sql: str, params: list):
+    """PostgreSQL: run one hot statement as a server-side prepared statement
+    and return its first row.
+
+    Django's psycopg cursors bind parameters on the client, so PostgreSQL
+    plans the claim and the finish afresh every time — planning those CTEs
+    cost about as much as running them. A server-binding cursor with
+    ``prepare=True`` makes PostgreSQL plan each once per connection. It runs
+    on Django's own connection, so it takes part in any open transaction
+    exactly like ``connection.cursor()``; errors are translated the same way.
+    (Prepared statements, like the admission slots' session advisory locks,
+    need a direct connection or session pooling.)
+    """
+    import psycopg
+
+    connection.ensure_connection()
+    connection.validate_no_broken_transaction()
+    conn = connection.connection
+    if conn.prepare_threshold is None:
+        # Django leaves automatic preparing off (None), which also disables
+        # ``prepare=True``; a threshold no query reaches keeps automatic
+        # preparing off for every other statement on this connection.
+        conn.prepare_threshold = 2**31 - 1
+    with connection.wrap_database_errors, psycopg.Cursor(conn) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        return cursor.fetchone()
+
+
 def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, worker: str, model_id: str,
               prompt_version_id: int | None = None, lease_seconds: int | None = None,
               expected_attempts_used: int | None = None) -> Claim:
@@ -235,9 +263,7 @@ def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, wo
     where = [job.pk, model_id, prompt_version_id, expected_attempts_used, expected_attempts_used]
     if connection.vendor == "postgresql":
         # One statement, so autocommit makes it its own transaction.
-        with connection.cursor() as cursor:
-            cursor.execute(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
-            row = cursor.fetchone()
+        row = _execute_prepared(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
         attempt = Attempt(pk=row[0], job=job, number=row[1], worker=worker, started_at=now,
                           model=model_id) if row else None
         if attempt is not None:
@@ -491,9 +517,8 @@ def _finish_success_pg(*, job, attempt, worker, result, raw, truncated, now) -> 
     atomic = transaction.atomic if connection.in_atomic_block else contextlib.nullcontext
     for _ in range(20):
         try:
-            with atomic(), connection.cursor() as cursor:
-                cursor.execute(_FINISH_SUCCESS_PG, params)
-                row = cursor.fetchone()
+            with atomic():
+                row = _execute_prepared(_FINISH_SUCCESS_PG, params)
         except IntegrityError:
             continue  # a concurrent finish took that number; count again
         if row is None:

@@ -32,3 +32,43 @@ def test_job_load_gives_the_same_job_and_prompt_version_as_the_orm(make_conversa
 
 def test_job_load_of_a_missing_job_is_none(db):
     assert services.job_load(987654321) is None
+
+
+needs_pg = pytest.mark.skipif("connection.vendor != 'postgresql'")
+
+
+def _prepared():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        return cursor.fetchall()
+
+
+def _runs(prepared, marker):
+    return sum(n for sql, n in prepared if marker in sql)
+
+
+@needs_pg
+def test_the_claim_and_the_finish_are_prepared_once_per_connection(make_conversation, recording_provider):
+    jobs = plan(make_conversation(40))
+    before = _prepared()
+    for job in jobs:
+        assert services.job_run(job_id=job.pk, provider=recording_provider).status == "succeeded"
+    after = _prepared()
+    for marker in ("WITH claimed AS", "WITH moved AS"):
+        assert len([sql for sql, _ in after if marker in sql]) == 1  # one prepared statement each
+        assert _runs(after, marker) - _runs(before, marker) == 2  # executed once per job
+    # Nothing else on Django's connection is prepared behind its back.
+    assert len(after) == 2
+
+
+@needs_pg
+def test_a_prepared_statement_joins_the_open_transaction_and_its_errors_are_djangos(make_conversation):
+    (job,) = plan(make_conversation(30))
+    with pytest.raises(IntegrityError):  # django.db's, so callers' handlers still work
+        with transaction.atomic():
+            services._execute_prepared(
+                "UPDATE compaction_compactionjob SET state = 'running' WHERE id = %s RETURNING id", [job.pk])
+            assert CompactionJob.objects.get(pk=job.pk).state == JobState.RUNNING  # same transaction
+            services._execute_prepared(
+                "UPDATE compaction_compactionjob SET from_pair = NULL WHERE id = %s RETURNING id", [job.pk])
+    assert CompactionJob.objects.get(pk=job.pk).state == JobState.PENDING  # rolled back with it
