@@ -312,45 +312,77 @@ def _refusal(job: CompactionJob, *, model_id: str, prompt_version_id: int,
     return "lost_race"
 
 
-_JOB_LOAD_SQL: str | None = None
+_job_load_plan: dict = {}
 
 
-def job_load(job_id: int) -> CompactionJob | None:
-    """The job with its prompt version, in one plain SELECT.
+def _job_load_sql():
+    """The load statement and each column's converters, built once per
+    database vendor."""
+    from conversations.models import Message
 
-    The same row ``select_related("prompt_version")`` reads, but without
-    compiling a queryset: on the per-job hot path (and on every redelivered
-    no-op message) Django's query compilation cost more than the query.
-    """
-    global _JOB_LOAD_SQL
-    job_fields = CompactionJob._meta.concrete_fields
-    pv_fields = PromptVersion._meta.concrete_fields
-    if _JOB_LOAD_SQL is None:
+    vendor = connection.vendor
+    if vendor not in _job_load_plan:
         qn = connection.ops.quote_name
+        job_fields = CompactionJob._meta.concrete_fields
+        pv_fields = PromptVersion._meta.concrete_fields
         cols = [f"j.{qn(f.column)}" for f in job_fields] + [f"p.{qn(f.column)}" for f in pv_fields]
-        _JOB_LOAD_SQL = (
+        if vendor == "postgresql":
+            # A claimable job's bound messages come in the same statement, as
+            # JSON pairs; a job that is not claimable reads none.
+            cols.append(
+                f"""CASE WHEN j.state IN ('pending', 'failed') THEN (
+                    SELECT json_agg(json_build_array(m.external_id, m.content))::text
+                    FROM {qn(Message._meta.db_table)} m
+                    WHERE m.conversation_id = j.conversation_id
+                      AND m.external_id IN (SELECT jsonb_array_elements_text(j.message_ids))) END""")
+        sql = (
             f"SELECT {', '.join(cols)} FROM {qn(CompactionJob._meta.db_table)} j "
             f"JOIN {qn(PromptVersion._meta.db_table)} p ON p.{qn('id')} = j.{qn('prompt_version_id')} "
             f"WHERE j.{qn('id')} = %s"
         )
-    with connection.cursor() as cursor:
-        cursor.execute(_JOB_LOAD_SQL, [job_id])
-        row = cursor.fetchone()
+        # What the ORM applies per column: the field's and the backend's
+        # converters (JSON decoding; SQLite's datetimes and booleans).
+        converters = [
+            (f.get_db_converters(connection) + connection.ops.get_db_converters(f.cached_col), f.cached_col)
+            for f in (*job_fields, *pv_fields)
+        ]
+        _job_load_plan[vendor] = (sql, job_fields, pv_fields, converters)
+    return _job_load_plan[vendor]
+
+
+def job_load(job_id: int) -> CompactionJob | None:
+    """The job with its prompt version, in one plain SELECT; on PostgreSQL a
+    claimable job's bound messages come with it (``job.bound_messages``, a
+    dict of external id to content; absent elsewhere).
+
+    The same row ``select_related("prompt_version")`` reads, but without
+    compiling a queryset: on the per-job hot path (and on every redelivered
+    no-op message) Django's query compilation cost more than the query.
+    Reading the messages before the claim is safe: ``job_request_build``
+    checks that they give the bound digest, and the finish checks that the
+    digest is still the range's current one.
+    """
+    sql, job_fields, pv_fields, converters = _job_load_sql()
+    if connection.vendor == "postgresql":
+        row = _execute_prepared(sql, [job_id])
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [job_id])
+            row = cursor.fetchone()
     if row is None:
         return None
-    values = [_from_db(f, v) for f, v in zip(job_fields + pv_fields, row)]
+    values = []
+    for (convert, expression), value in zip(converters, row):
+        for converter in convert:
+            value = converter(value, expression, connection)
+        values.append(value)
     n = len(job_fields)
     job = CompactionJob.from_db(connection.alias, [f.attname for f in job_fields], values[:n])
-    job.prompt_version = PromptVersion.from_db(connection.alias, [f.attname for f in pv_fields], values[n:])
+    job.prompt_version = PromptVersion.from_db(connection.alias, [f.attname for f in pv_fields],
+                                               values[n:n + len(pv_fields)])
+    if len(row) > len(values) and row[-1] is not None:
+        job.bound_messages = dict(json.loads(row[-1]))
     return job
-
-
-def _from_db(field, value):
-    # Apply what the ORM would: the field's and the backend's converters
-    # (JSON decoding; SQLite's datetimes and booleans).
-    for converter in field.get_db_converters(connection) + connection.ops.get_db_converters(field.cached_col):
-        value = converter(value, field, connection)
-    return value
 
 
 def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryRequest | None, str]:
@@ -360,13 +392,15 @@ def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryR
     from conversations.models import Message
 
     ids = job.message_ids
-    # Plain SQL for the same reason as ``job_load``: this runs once per job.
-    table = connection.ops.quote_name(Message._meta.db_table)
-    marks = ", ".join(["%s"] * len(ids))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT external_id, content FROM {table} WHERE conversation_id = %s "
-                       f"AND external_id IN ({marks})", [job.conversation_id, *ids])
-        stored = dict(cursor.fetchall())
+    stored = getattr(job, "bound_messages", None)  # read with the job by ``job_load``
+    if stored is None:
+        # Plain SQL for the same reason as ``job_load``: this runs once per job.
+        table = connection.ops.quote_name(Message._meta.db_table)
+        marks = ", ".join(["%s"] * len(ids))
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT external_id, content FROM {table} WHERE conversation_id = %s "
+                           f"AND external_id IN ({marks})", [job.conversation_id, *ids])
+            stored = dict(cursor.fetchall())
     if len(stored) != len(ids):
         return None, "a bound message no longer exists"
     pairs = []

@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 
 from compaction import services
 from compaction.models import CompactionJob, JobState
+from conversations.models import Message
 
 
 def plan(conv):
@@ -57,8 +58,9 @@ def test_the_claim_and_the_finish_are_prepared_once_per_connection(make_conversa
     for marker in ("WITH claimed AS", "WITH moved AS"):
         assert len([sql for sql, _ in after if marker in sql]) == 1  # one prepared statement each
         assert _runs(after, marker) - _runs(before, marker) == 2  # executed once per job
+    assert _runs(after, "json_agg") - _runs(before, "json_agg") == 2  # the job load, once per job
     # Nothing else on Django's connection is prepared behind its back.
-    assert len(after) == 2
+    assert len(after) == 3
 
 
 @needs_pg
@@ -72,3 +74,23 @@ def test_a_prepared_statement_joins_the_open_transaction_and_its_errors_are_djan
             services._execute_prepared(
                 "UPDATE compaction_compactionjob SET from_pair = NULL WHERE id = %s RETURNING id", [job.pk])
     assert CompactionJob.objects.get(pk=job.pk).state == JobState.PENDING  # rolled back with it
+
+
+@needs_pg
+def test_a_claimable_job_loads_with_its_bound_messages_and_a_finished_one_without(make_conversation,
+                                                                                 recording_provider):
+    (job,) = plan(make_conversation(30))
+    loaded = services.job_load(job.pk)
+    stored = dict(Message.objects.filter(conversation_id=job.conversation_id).values_list("external_id", "content"))
+    assert loaded.bound_messages == {i: stored[i] for i in job.message_ids}
+    services.job_run(job_id=job.pk, provider=recording_provider)
+    assert not hasattr(services.job_load(job.pk), "bound_messages")  # a no-op redelivery reads no messages
+
+
+def test_a_bound_message_edited_behind_the_ingest_is_never_summarised(make_conversation, recording_provider):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    Message.objects.filter(conversation=conv, external_id="a-3").update(content="not what was bound")
+    outcome = services.job_run(job_id=job.pk, provider=recording_provider)
+    assert (outcome.status, outcome.failure_code) == ("stale", "source_changed")
+    assert recording_provider.requests == []
