@@ -30,6 +30,7 @@ from .digest import digest_input, source_digest
 from .metrics import CLAIMS, OVERHEAD, REAPED, attempt_observed, emit
 from .models import Attempt, AttemptOutcome, CompactionJob, JobState, PromptVersion, SummaryGeneration
 from .planning import is_valid_range
+from .prepared import execute_prepared as _execute_prepared
 from .providers import Answer, SummaryRequest, configured_model_id, provider_build, render_answers
 
 logger = logging.getLogger(__name__)
@@ -204,34 +205,6 @@ SET state = 'running', attempts_used = j.attempts_used + 1, lease_owner = %s,
 """ + _CLAIM_WHERE.format(ids_ok=_IDS_OK_SQLITE) + """
 RETURNING attempts_used
 """
-
-
-def _execute_prepared(sql: str, params: list):
-    """PostgreSQL: run one hot statement as a server-side prepared statement
-    and return its first row.
-
-    Django's psycopg cursors bind parameters on the client, so PostgreSQL
-    plans the claim and the finish afresh every time — planning those CTEs
-    cost about as much as running them. A server-binding cursor with
-    ``prepare=True`` makes PostgreSQL plan each once per connection. It runs
-    on Django's own connection, so it takes part in any open transaction
-    exactly like ``connection.cursor()``; errors are translated the same way.
-    (Prepared statements, like the admission slots' session advisory locks,
-    need a direct connection or session pooling.)
-    """
-    import psycopg
-
-    connection.ensure_connection()
-    connection.validate_no_broken_transaction()
-    conn = connection.connection
-    if conn.prepare_threshold is None:
-        # Django leaves automatic preparing off (None), which also disables
-        # ``prepare=True``; a threshold no query reaches keeps automatic
-        # preparing off for every other statement on this connection.
-        conn.prepare_threshold = 2**31 - 1
-    with connection.wrap_database_errors, psycopg.Cursor(conn) as cursor:
-        cursor.execute(sql, params, prepare=True)
-        return cursor.fetchone()
 
 
 def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, worker: str, model_id: str,

@@ -59,8 +59,10 @@ def test_the_claim_and_the_finish_are_prepared_once_per_connection(make_conversa
         assert len([sql for sql, _ in after if marker in sql]) == 1  # one prepared statement each
         assert _runs(after, marker) - _runs(before, marker) == 2  # executed once per job
     assert _runs(after, "json_agg") - _runs(before, "json_agg") == 2  # the job load, once per job
+    for marker in ("pg_try_advisory_lock", "pg_advisory_unlock"):  # admission's slot, once per job
+        assert _runs(after, marker) - _runs(before, marker) >= 2
     # Nothing else on Django's connection is prepared behind its back.
-    assert len(after) == 3
+    assert len(after) == 5
 
 
 @needs_pg
