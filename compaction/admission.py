@@ -31,6 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .models import AdmissionSlot
+from .prepared import execute_prepared
 
 # 'comp' as a 32-bit integer: the advisory-lock namespace of admission slots.
 ADVISORY_KEY = 0x636F6D70
@@ -83,12 +84,11 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
     n = max(1, settings.COMPACTION_GLOBAL_CONCURRENCY)
     if _uses_advisory_locks():
         start = random.randrange(n)
-        with connection.cursor() as cursor:
-            for i in range(n):
-                number = (start + i) % n
-                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_KEY, number])
-                if cursor.fetchone()[0]:
-                    return number
+        for i in range(n):
+            number = (start + i) % n
+            # Once per job: a prepared statement on a plain cursor (compaction.prepared).
+            if execute_prepared("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_KEY, number])[0]:
+                return number
         return None
     _ensure_slots(n)
     now = timezone.now()
@@ -113,8 +113,7 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
 
 def slot_release(*, number: int, holder: str) -> None:
     if _uses_advisory_locks():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_KEY, number])
+        execute_prepared("SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_KEY, number])
         return
     with _ephemeral_write():
         AdmissionSlot.objects.filter(number=number, holder=holder).update(holder="", expires_at=None)

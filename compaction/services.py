@@ -30,6 +30,7 @@ from .digest import digest_input, source_digest
 from .metrics import CLAIMS, OVERHEAD, REAPED, attempt_observed, emit
 from .models import Attempt, AttemptOutcome, CompactionJob, JobState, PromptVersion, SummaryGeneration
 from .planning import is_valid_range
+from .prepared import execute_prepared as _execute_prepared
 from .providers import Answer, SummaryRequest, configured_model_id, provider_build, render_answers
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ _CLAIM_WHERE = """
       AND j.attempts_used < j.max_attempts
       AND j.from_pair %% 10 = 0 AND j.to_pair = j.from_pair + 9
       AND j.model_id = %s AND j.prompt_version_id = %s
-      AND (%s IS NULL OR j.attempts_used = %s)
+      AND (CAST(%s AS integer) IS NULL OR j.attempts_used = CAST(%s AS integer))
       AND j.source_digest = (
           SELECT s.digest FROM conversations_segment s
           WHERE s.conversation_id = j.conversation_id AND s.from_pair = j.from_pair AND s.to_pair = j.to_pair)
@@ -235,9 +236,7 @@ def job_claim(*, job_id: int | None = None, job: CompactionJob | None = None, wo
     where = [job.pk, model_id, prompt_version_id, expected_attempts_used, expected_attempts_used]
     if connection.vendor == "postgresql":
         # One statement, so autocommit makes it its own transaction.
-        with connection.cursor() as cursor:
-            cursor.execute(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
-            row = cursor.fetchone()
+        row = _execute_prepared(_CLAIM_PG, [worker, expires, now, *where, worker, now, model_id])
         attempt = Attempt(pk=row[0], job=job, number=row[1], worker=worker, started_at=now,
                           model=model_id) if row else None
         if attempt is not None:
@@ -286,6 +285,79 @@ def _refusal(job: CompactionJob, *, model_id: str, prompt_version_id: int,
     return "lost_race"
 
 
+_job_load_plan: dict = {}
+
+
+def _job_load_sql():
+    """The load statement and each column's converters, built once per
+    database vendor."""
+    from conversations.models import Message
+
+    vendor = connection.vendor
+    if vendor not in _job_load_plan:
+        qn = connection.ops.quote_name
+        job_fields = CompactionJob._meta.concrete_fields
+        pv_fields = PromptVersion._meta.concrete_fields
+        cols = [f"j.{qn(f.column)}" for f in job_fields] + [f"p.{qn(f.column)}" for f in pv_fields]
+        if vendor == "postgresql":
+            # A claimable job's bound messages come in the same statement, as
+            # JSON pairs; a job that is not claimable reads none.
+            cols.append(
+                f"""CASE WHEN j.state IN ('pending', 'failed') THEN (
+                    SELECT json_agg(json_build_array(m.external_id, m.content))::text
+                    FROM {qn(Message._meta.db_table)} m
+                    WHERE m.conversation_id = j.conversation_id
+                      AND m.external_id IN (SELECT jsonb_array_elements_text(j.message_ids))) END""")
+        sql = (
+            f"SELECT {', '.join(cols)} FROM {qn(CompactionJob._meta.db_table)} j "
+            f"JOIN {qn(PromptVersion._meta.db_table)} p ON p.{qn('id')} = j.{qn('prompt_version_id')} "
+            f"WHERE j.{qn('id')} = %s"
+        )
+        # What the ORM applies per column: the field's and the backend's
+        # converters (JSON decoding; SQLite's datetimes and booleans).
+        converters = [
+            (f.get_db_converters(connection) + connection.ops.get_db_converters(f.cached_col), f.cached_col)
+            for f in (*job_fields, *pv_fields)
+        ]
+        _job_load_plan[vendor] = (sql, job_fields, pv_fields, converters)
+    return _job_load_plan[vendor]
+
+
+def job_load(job_id: int) -> CompactionJob | None:
+    """The job with its prompt version, in one plain SELECT; on PostgreSQL a
+    claimable job's bound messages come with it (``job.bound_messages``, a
+    dict of external id to content; absent elsewhere).
+
+    The same row ``select_related("prompt_version")`` reads, but without
+    compiling a queryset: on the per-job hot path (and on every redelivered
+    no-op message) Django's query compilation cost more than the query.
+    Reading the messages before the claim is safe: ``job_request_build``
+    checks that they give the bound digest, and the finish checks that the
+    digest is still the range's current one.
+    """
+    sql, job_fields, pv_fields, converters = _job_load_sql()
+    if connection.vendor == "postgresql":
+        row = _execute_prepared(sql, [job_id])
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [job_id])
+            row = cursor.fetchone()
+    if row is None:
+        return None
+    values = []
+    for (convert, expression), value in zip(converters, row):
+        for converter in convert:
+            value = converter(value, expression, connection)
+        values.append(value)
+    n = len(job_fields)
+    job = CompactionJob.from_db(connection.alias, [f.attname for f in job_fields], values[:n])
+    job.prompt_version = PromptVersion.from_db(connection.alias, [f.attname for f in pv_fields],
+                                               values[n:n + len(pv_fields)])
+    if len(row) > len(values) and row[-1] is not None:
+        job.bound_messages = dict(json.loads(row[-1]))
+    return job
+
+
 def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryRequest | None, str]:
     """Read the bound messages and render the request from the ten assistant
     answers only. Returns (None, why) when what is stored no longer matches
@@ -293,11 +365,15 @@ def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryR
     from conversations.models import Message
 
     ids = job.message_ids
-    stored = dict(
-        Message.objects.filter(conversation_id=job.conversation_id, external_id__in=ids).values_list(
-            "external_id", "content"
-        )
-    )
+    stored = getattr(job, "bound_messages", None)  # read with the job by ``job_load``
+    if stored is None:
+        # Plain SQL for the same reason as ``job_load``: this runs once per job.
+        table = connection.ops.quote_name(Message._meta.db_table)
+        marks = ", ".join(["%s"] * len(ids))
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT external_id, content FROM {table} WHERE conversation_id = %s "
+                           f"AND external_id IN ({marks})", [job.conversation_id, *ids])
+            stored = dict(cursor.fetchall())
     if len(stored) != len(ids):
         return None, "a bound message no longer exists"
     pairs = []
@@ -448,9 +524,8 @@ def _finish_success_pg(*, job, attempt, worker, result, raw, truncated, now) -> 
     atomic = transaction.atomic if connection.in_atomic_block else contextlib.nullcontext
     for _ in range(20):
         try:
-            with atomic(), connection.cursor() as cursor:
-                cursor.execute(_FINISH_SUCCESS_PG, params)
-                row = cursor.fetchone()
+            with atomic():
+                row = _execute_prepared(_FINISH_SUCCESS_PG, params)
         except IntegrityError:
             continue  # a concurrent finish took that number; count again
         if row is None:
@@ -482,7 +557,7 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
     started = time.perf_counter()
     provider = provider or provider_get()
     worker = worker or worker_identity()
-    job = CompactionJob.objects.filter(pk=job_id).select_related("prompt_version").first()
+    job = job_load(job_id)
     if job is None:
         return RunOutcome(job_id, "skipped", detail="no such job")
     if job.state not in CLAIMABLE:
