@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from django.db.models import BooleanField, Case, F, OuterRef, QuerySet, Subquery, Value, When
 
 from conversations.models import Segment
-from conversations.selectors import user_scopes
+from conversations.selectors import in_scopes_of
 
 from .csvsafe import csv_cell
 from .models import Attempt, AuditEvent, CompactionJob, Review
@@ -71,9 +71,7 @@ def audit_jobs(*, user) -> QuerySet[CompactionJob]:
         )
         .select_related("generation")
     )
-    scopes = user_scopes(user)
-    if scopes is not None:
-        qs = qs.filter(scope__in=scopes)
+    qs = in_scopes_of(qs, user=user)
     return qs
 
 
@@ -86,11 +84,7 @@ def audit_job_get(*, user, job_id: int) -> CompactionJob | None:
 def activity_events(*, user) -> QuerySet[AuditEvent]:
     """Audit events ``user`` may see: staff see all; everyone else the events
     of their scopes (events without a scope are staff-only)."""
-    qs = AuditEvent.objects.select_related("actor")
-    scopes = user_scopes(user)
-    if scopes is not None:
-        qs = qs.filter(scope__in=scopes)
-    return qs
+    return in_scopes_of(AuditEvent.objects.select_related("actor"), user=user)
 
 
 # --- serialisation -------------------------------------------------------------

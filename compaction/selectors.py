@@ -22,7 +22,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
-from conversations.selectors import conversations_visible, user_scopes
+from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from .digest import digest_input, source_digest
 from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
@@ -474,9 +474,7 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
         .select_related("conversation", "prompt_version")
         .only(*JOB_ROW_FIELDS, "conversation__external_id")
     )
-    scopes = user_scopes(user)
-    if scopes is not None:
-        qs = qs.filter(scope__in=scopes)
+    qs = in_scopes_of(qs, user=user)
     if failure_code:
         qs = qs.filter(last_failure_code=failure_code)
     if scope:
@@ -492,9 +490,7 @@ def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
     """The selected jobs the user may see (others are silently dropped: they
     do not exist for this user)."""
     qs = CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
-    scopes = user_scopes(user)
-    if scopes is not None:
-        qs = qs.filter(scope__in=scopes)
+    qs = in_scopes_of(qs, user=user)
     return list(qs.order_by("pk"))
 
 
@@ -503,10 +499,8 @@ def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
 def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
                job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
     qs = AuditEvent.objects.select_related("conversation", "job")
-    scopes = user_scopes(user)
-    if scopes is not None:
-        # Events without a scope (system-wide) are for staff only.
-        qs = qs.filter(scope__in=scopes)
+    # Events without a scope (system-wide) are for staff only.
+    qs = in_scopes_of(qs, user=user)
     if action:
         qs = qs.filter(action=action)
     if actor:

@@ -29,12 +29,14 @@ def user_can_see_scope(user, scope: str) -> bool:
     return scopes is None or scope in scopes
 
 
-def conversations_visible(*, user) -> QuerySet[Conversation]:
-    qs = Conversation.objects.all()
+def in_scopes_of(qs: QuerySet, *, user) -> QuerySet:
+    """``qs`` (of a model with a ``scope`` field) narrowed to what ``user`` may see."""
     scopes = user_scopes(user)
-    if scopes is not None:
-        qs = qs.filter(scope__in=scopes)
-    return qs
+    return qs if scopes is None else qs.filter(scope__in=scopes)
+
+
+def conversations_visible(*, user) -> QuerySet[Conversation]:
+    return in_scopes_of(Conversation.objects.all(), user=user)
 
 
 def conversation_get(*, user, conversation_id: int) -> Conversation | None:
