@@ -104,14 +104,12 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         )
         created = conversation is None
         if created and connection.vendor == "postgresql":
-            result = _ingest_new_postgres(document)
-            if result is not None:
-                _after_write(result)
-                return result
-            conversation = Conversation.objects.select_for_update().get(
-                scope=document.scope, external_id=document.id
-            )
-            created = False
+            # The bulk path for new conversations, with a group of one. If a
+            # concurrent ingest creates the conversation first, its unique key
+            # raises IntegrityError and conversation_ingest goes again.
+            check_new_document(document)
+            (result,) = conversations_ingest_new(documents=[document], actor=actor)
+            return result
         if created:
             conversation = Conversation.objects.create(
                 scope=document.scope,
@@ -267,148 +265,6 @@ def segment_rows(pairs: list[PairView]) -> list[SegmentRow]:
             )
         )
     return rows
-
-
-_INSERT_NEW_CONVERSATION = """
-WITH c AS (
-    INSERT INTO conversations_conversation
-        (scope, external_id, title, metadata, pair_count, segment_count, message_count,
-         created_at, updated_at, last_activity_at)
-    VALUES (%(scope)s, %(external_id)s, %(title)s, %(metadata)s::jsonb, %(pair_count)s, %(segment_count)s,
-            %(message_count)s, %(now)s, %(now)s, %(last_activity_at)s)
-    ON CONFLICT (scope, external_id) DO NOTHING
-    RETURNING id
-), r AS (
-    INSERT INTO conversations_run (conversation_id, external_id, status, created_at)
-    SELECT c.id, x.id, x.status, x.created_at
-    FROM c, jsonb_to_recordset(%(runs)s::jsonb) AS x(id text, status text, created_at timestamptz)
-    RETURNING id, external_id
-), m AS (
-    INSERT INTO conversations_message
-        (conversation_id, run_id, external_id, role, content, status, tool_calls, tool_call_id,
-         created_at, sequence, revision_count, updated_at)
-    SELECT c.id, r.id, x.id, x.role, x.content, x.status, x.tool_calls, x.tool_call_id,
-           x.created_at, x.seq, 0, %(now)s
-    FROM c CROSS JOIN jsonb_to_recordset(%(messages)s::jsonb) AS x(
-            id text, run_id text, role text, content text, status text, tool_calls jsonb,
-            tool_call_id text, created_at timestamptz, seq integer)
-         LEFT JOIN r ON r.external_id = x.run_id
-    RETURNING id, external_id
-), p AS (
-    INSERT INTO conversations_pair
-        (conversation_id, index, run_id, user_message_id, assistant_message_id, user_bytes, assistant_bytes)
-    SELECT c.id, x.index, r.id, mu.id, ma.id, x.user_bytes, x.assistant_bytes
-    FROM c CROSS JOIN jsonb_to_recordset(%(pairs)s::jsonb) AS x(
-            index integer, run text, "user" text, assistant text, user_bytes integer, assistant_bytes integer)
-         JOIN r ON r.external_id = x.run
-         JOIN m AS mu ON mu.external_id = x."user"
-         JOIN m AS ma ON ma.external_id = x.assistant
-), s AS (
-    INSERT INTO conversations_segment
-        (conversation_id, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, updated_at)
-    SELECT c.id, x.number, x.from_pair, x.to_pair, x.message_ids, x.digest, x.user_bytes, x.assistant_bytes,
-           %(now)s
-    FROM c CROSS JOIN jsonb_to_recordset(%(segments)s::jsonb) AS x(
-            number integer, from_pair integer, to_pair integer, message_ids jsonb, digest text,
-            user_bytes integer, assistant_bytes integer)
-)
-SELECT id FROM c
-"""
-
-
-def _ingest_new_postgres(document: Document) -> IngestResult | None:
-    """A conversation seen for the first time, written in one statement.
-
-    Bulk import is dominated by new conversations, and its cost by round
-    trips: the pairs and segments are computed here from the document, and
-    the conversation, its runs, messages, pairs and segments are inserted by
-    a single statement of data-modifying CTEs (rows resolve their foreign
-    keys by external id inside it). Returns None, having written nothing,
-    when the conversation exists after all (a concurrent ingest won).
-    """
-    _check_against_stored(document, {}, {})
-    run_views = [RunView(key=r.id, external_id=r.id, status=r.status) for r in document.runs]
-    message_views = [
-        MessageView(
-            key=m.id,
-            external_id=m.id,
-            run_key=m.run_id,
-            role=m.role,
-            content=m.content,
-            status=m.status,
-            has_tool_calls=bool(m.tool_calls),
-            created_at=m.created_at,
-            sequence=i,
-        )
-        for i, m in enumerate(document.messages)
-    ]
-    pairs = project_pairs(run_views, message_views)
-    rows = segment_rows(pairs)
-    now = timezone.now()
-    params = {
-        "scope": document.scope,
-        "external_id": document.id,
-        "title": document.title or "",
-        "metadata": json.dumps(document.metadata or {}, ensure_ascii=False),
-        "pair_count": len(pairs),
-        "segment_count": len(rows),
-        "message_count": len(document.messages),
-        "now": now,
-        "last_activity_at": max((m.created_at for m in document.messages), default=None),
-        "runs": json.dumps(
-            [{"id": r.id, "status": r.status, "created_at": r.created_at.isoformat() if r.created_at else None}
-             for r in document.runs],
-            ensure_ascii=False,
-        ),
-        "messages": json.dumps(
-            [
-                {"id": m.id, "run_id": m.run_id, "role": m.role, "content": m.content, "status": m.status,
-                 "tool_calls": m.tool_calls_json(), "tool_call_id": m.tool_call_id,
-                 "created_at": m.created_at.isoformat(), "seq": i}
-                for i, m in enumerate(document.messages)
-            ],
-            ensure_ascii=False,
-        ),
-        "pairs": json.dumps(
-            [
-                {"index": p.index, "run": p.run_key, "user": p.user.key, "assistant": p.assistant.key,
-                 "user_bytes": len(p.user.content.encode()), "assistant_bytes": len(p.assistant.content.encode())}
-                for p in pairs
-            ],
-            ensure_ascii=False,
-        ),
-        "segments": json.dumps(
-            [
-                {"number": row.range.number, "from_pair": row.range.from_pair, "to_pair": row.range.to_pair,
-                 "message_ids": row.message_ids, "digest": row.digest, "user_bytes": row.user_bytes,
-                 "assistant_bytes": row.assistant_bytes}
-                for row in rows
-            ],
-            ensure_ascii=False,
-        ),
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_INSERT_NEW_CONVERSATION, params)
-        found = cursor.fetchone()
-    if found is None:
-        return None
-    conversation = Conversation(
-        pk=found[0], scope=document.scope, external_id=document.id, title=params["title"],
-        metadata=document.metadata or {}, pair_count=len(pairs), segment_count=len(rows),
-        message_count=len(document.messages), created_at=now, updated_at=now,
-        last_activity_at=params["last_activity_at"],
-    )
-    conversation._state.adding = False
-    return IngestResult(
-        conversation=conversation,
-        created=True,
-        changed=True,
-        runs_created=len(document.runs),
-        messages_created=len(document.messages),
-        pair_count=len(pairs),
-        segments=list(Segment.objects.filter(conversation=conversation).order_by("from_pair")) if rows else [],
-        segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in rows],
-    )
 
 
 def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
