@@ -127,7 +127,7 @@ def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engi
 
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_workers_import_each_line_once_and_keep_a_conversations_lines_in_file_order(tmp_path):
     from conversations.models import Message
 
@@ -170,7 +170,7 @@ def test_workers_are_refused_without_postgresql(tmp_path):
 
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_failing_worker_makes_the_import_fail_and_reports_nothing_it_did_not_commit(tmp_path, monkeypatch):
     from conversations.management.commands import import_conversations as command
 
