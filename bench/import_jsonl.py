@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/import_jsonl.py [--conversations 2000] [--messages-per 50] [--batch 100 1] [--workers 1]
 
+With 50 messages a conversation has about 21 pairs, too few to plan a
+segment; `--conversations 1000 --messages-per 100` (about 43 pairs, two
+segments each) also measures segment rows and the hand-off to the engine.
+
 Generates a JSONL file (user/assistant pairs, a tool call every fifth run),
 imports it with ``manage.py import_conversations`` (each document validated
 whole and written all-or-nothing; commits grouped by ``--batch``) into the

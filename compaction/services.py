@@ -44,6 +44,8 @@ def jobs_sources_changed(*, conversation, changes) -> int:
     """Mark stale every unfinished job whose range's digest moved away from
     its binding. Called inside the ingest transaction (SPEC §5)."""
     marked = 0
+    if all(change.old_digest is None for change in changes):
+        return 0  # only new ranges: no job can be bound to them yet
     with transaction.atomic():
         for change in changes:
             if change.old_digest is None:
@@ -709,14 +711,20 @@ def jobs_enqueue(job_ids) -> None:
 def conversation_changed(*, conversation) -> None:
     """Called inside an ingest transaction: once it commits, plan the
     conversation's new ranges in the background."""
-    if not settings.COMPACTION_AUTO_PLAN:
+    conversations_changed(conversation_ids=[conversation.pk])
+
+
+def conversations_changed(*, conversation_ids: list[int]) -> None:
+    """As ``conversation_changed`` for many conversations (a bulk import's
+    group): one background message plans them all."""
+    if not settings.COMPACTION_AUTO_PLAN or not conversation_ids:
         return
-    conversation_id = conversation.pk
+    conversation_ids = list(conversation_ids)
 
     def send():
-        from .tasks import plan_conversation
+        from .tasks import plan_conversations
 
-        plan_conversation.delay(conversation_id)
+        plan_conversations.delay(conversation_ids)
 
     transaction.on_commit(send, robust=True)
 

@@ -27,6 +27,20 @@ def plan_conversation(conversation_id: int) -> list[int]:
     return [job.pk for job in services.conversation_plan_and_enqueue(conversation=conversation)]
 
 
+@shared_task(name="compaction.plan_conversations", acks_late=True, reject_on_worker_lost=True)
+def plan_conversations(conversation_ids: list[int]) -> dict[int, list[int]]:
+    """``plan_conversation`` for each of many conversations, in turn. One
+    that fails is logged and left to the periodic scan, which plans every
+    conversation whose ranges have no job; the others still get planned."""
+    planned = {}
+    for conversation_id in conversation_ids:
+        try:
+            planned[conversation_id] = plan_conversation(conversation_id)
+        except Exception:  # noqa: BLE001 - the scan retries it; the rest must not wait
+            logger.exception("planning conversation %s failed; the periodic scan will retry it", conversation_id)
+    return planned
+
+
 @shared_task(name="compaction.run_job", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
     """One attempt at a job. ``attempts_used`` is the count when the message
@@ -48,8 +62,8 @@ def reap_and_scan() -> dict:
     due = services.jobs_take_due()
     services.jobs_enqueue(due)
     unplanned = services.conversations_unplanned()
-    for conversation_id in unplanned:
-        plan_conversation.delay(conversation_id)
+    if unplanned:
+        plan_conversations.delay(list(unplanned))
     if reaped or due or unplanned:
         logger.info("scan reaped=%s enqueued=%s planned=%s", reaped, due, unplanned)
     return {"reaped": reaped, "enqueued": due, "planned": unplanned}

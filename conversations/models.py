@@ -60,8 +60,13 @@ class Conversation(models.Model):
         return f"{self.scope}/{self.external_id}"
 
 
+# A foreign key whose column leads a composite index or unique constraint of
+# its table gets no index of its own (``db_index=False``): the composite one
+# serves every lookup by it, and each extra index costs every insert.
+
+
 class Run(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs", db_index=False)
     external_id = models.CharField(max_length=200)
     status = models.CharField(max_length=20, choices=RunStatus.choices)
     created_at = models.DateTimeField(null=True, blank=True)
@@ -76,9 +81,11 @@ class Run(models.Model):
 
 
 class Message(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False)
     # Null when the message has no run: it is kept, shown, never paired.
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="messages")
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, null=True, blank=True, related_name="messages", db_index=False
+    )  # indexed as "message_run" below
     external_id = models.CharField(max_length=200)
     role = models.CharField(max_length=20, choices=MessageRole.choices)
     content = models.TextField(blank=True, default="")
@@ -109,7 +116,7 @@ class Message(models.Model):
 class MessageRevision(models.Model):
     """One earlier content of a message, kept when a newer one replaced it."""
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="revisions")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="revisions", db_index=False)
     number = models.PositiveIntegerField()
     content = models.TextField(blank=True, default="")
     status = models.CharField(max_length=20, choices=MessageStatus.choices)
@@ -126,13 +133,26 @@ class MessageRevision(models.Model):
 
 
 class Pair(models.Model):
-    """A settled user–assistant exchange (SPEC §4), materialised."""
+    """A settled user–assistant exchange (SPEC §4), materialised.
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="pairs")
+    Derived data: pairs are written only by the ingest services, in the same
+    transaction as the runs and messages they point at, and go with their
+    conversation. So their references to runs and messages are not checked
+    by the database (``db_constraint=False``) nor indexed: nothing looks a
+    pair up by them, and the three checks and three index entries per pair
+    were a fifth of what a bulk import cost. Reads join from pair to message
+    by the message's primary key.
+    """
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     index = models.PositiveIntegerField()
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
-    user_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
-    assistant_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False)
+    user_message = models.ForeignKey(
+        Message, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False
+    )
+    assistant_message = models.ForeignKey(
+        Message, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False
+    )
     # Known at write time so a projection can pack without reading texts.
     user_bytes = models.PositiveIntegerField(default=0)
     assistant_bytes = models.PositiveIntegerField(default=0)
@@ -153,7 +173,7 @@ class Segment(models.Model):
     has no row.
     """
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="segments")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="segments", db_index=False)
     number = models.PositiveIntegerField()
     from_pair = models.PositiveIntegerField()
     to_pair = models.PositiveIntegerField()

@@ -233,7 +233,7 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         result.pair_count = conversation.pair_count
         if conv_updates:
             conversation.save(update_fields=sorted(set(conv_updates)) + ["updated_at"])
-        _after_write(result)
+        _after_write([result])
         return result
 
 
@@ -363,18 +363,20 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
     return pairs, result_segments, changes
 
 
-def _after_write(result: IngestResult) -> None:
-    """Let the engine react, inside this transaction, to digests that moved."""
-    if result.segment_changes:
-        from compaction.services import conversation_changed, jobs_sources_changed
+def _after_write(results: list[IngestResult]) -> None:
+    """Let the engine react, inside this transaction, to digests that moved:
+    jobs bound to an old digest go stale, and once this commits one
+    background message plans the new ranges of every changed conversation."""
+    from compaction.services import conversations_changed, jobs_sources_changed
 
+    changed = [result for result in results if result.segment_changes]
+    for result in changed:
         jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
-        conversation_changed(conversation=result.conversation)  # plans new ranges once this commits
+    conversations_changed(conversation_ids=[result.conversation.pk for result in changed])
 
 
 # Ids are drawn from the tables' own sequences first, so every row carries
-# its keys and references and the statement needs no joins (a join between
-# data-modifying CTEs has no row estimates and plans as nested loops).
+# its keys and references before it is sent.
 _RESERVE_IDS = """
 SELECT array(SELECT nextval(pg_get_serial_sequence('conversations_conversation', 'id'))
              FROM generate_series(1, %(conversations)s)),
@@ -385,148 +387,130 @@ SELECT array(SELECT nextval(pg_get_serial_sequence('conversations_conversation',
              FROM generate_series(1, %(segments)s))
 """
 
-_INSERT_NEW_CONVERSATIONS = """
-WITH c AS (
-    INSERT INTO conversations_conversation
-        (id, scope, external_id, title, metadata, pair_count, segment_count, message_count,
-         created_at, updated_at, last_activity_at)
-    SELECT id, scope, external_id, title, metadata, pair_count, segment_count, message_count,
-           %(now)s, %(now)s, last_activity_at
-    FROM jsonb_to_recordset(%(conversations)s::jsonb) AS x(
-        id bigint, scope text, external_id text, title text, metadata jsonb, pair_count integer,
-        segment_count integer, message_count integer, last_activity_at timestamptz)
-), r AS (
-    INSERT INTO conversations_run (id, conversation_id, external_id, status, created_at)
-    SELECT id, c, external_id, status, created_at
-    FROM jsonb_to_recordset(%(runs)s::jsonb) AS x(id bigint, c bigint, external_id text, status text,
-                                                  created_at timestamptz)
-), m AS (
-    INSERT INTO conversations_message
-        (id, conversation_id, run_id, external_id, role, content, status, tool_calls, tool_call_id,
-         created_at, sequence, revision_count, updated_at)
-    SELECT id, c, run, external_id, role, content, status, tool_calls, tool_call_id, created_at, seq, 0, %(now)s
-    FROM jsonb_to_recordset(%(messages)s::jsonb) AS x(
-            id bigint, c bigint, run bigint, external_id text, role text, content text, status text,
-            tool_calls jsonb, tool_call_id text, created_at timestamptz, seq integer)
-), p AS (
-    INSERT INTO conversations_pair
-        (conversation_id, index, run_id, user_message_id, assistant_message_id, user_bytes, assistant_bytes)
-    SELECT c, index, run, "user", assistant, user_bytes, assistant_bytes
-    FROM jsonb_to_recordset(%(pairs)s::jsonb) AS x(
-            c bigint, index integer, run bigint, "user" bigint, assistant bigint, user_bytes integer,
-            assistant_bytes integer)
-)
-INSERT INTO conversations_segment
-    (id, conversation_id, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, updated_at)
-SELECT id, c, number, from_pair, to_pair, message_ids, digest, user_bytes, assistant_bytes, %(now)s
-FROM jsonb_to_recordset(%(segments)s::jsonb) AS x(
-        id bigint, c bigint, number integer, from_pair integer, to_pair integer, message_ids jsonb, digest text,
-        user_bytes integer, assistant_bytes integer)
-"""
+# What a group of new conversations writes, table by table in this order
+# (each references only tables before it), with COPY: the cheapest way into
+# PostgreSQL, with no SQL to parse and no parameters to unpack per row.
+_COPY_COLUMNS = {
+    "conversations_conversation": (
+        "id", "scope", "external_id", "title", "metadata", "pair_count", "segment_count", "message_count",
+        "created_at", "updated_at", "last_activity_at"),
+    "conversations_run": ("id", "conversation_id", "external_id", "status", "created_at"),
+    "conversations_message": (
+        "id", "conversation_id", "run_id", "external_id", "role", "content", "status", "tool_calls",
+        "tool_call_id", "created_at", "sequence", "revision_count", "updated_at"),
+    "conversations_pair": (
+        "conversation_id", "index", "run_id", "user_message_id", "assistant_message_id", "user_bytes",
+        "assistant_bytes"),
+    "conversations_segment": (
+        "id", "conversation_id", "number", "from_pair", "to_pair", "message_ids", "digest", "user_bytes",
+        "assistant_bytes", "updated_at"),
+}
 
 
 def conversations_ingest_new(*, documents: list[Document], actor: str = "") -> list[IngestResult]:
-    """Write many conversations that are not stored yet, in one statement.
+    """Write many conversations that are not stored yet: one COPY per table.
 
     For bulk import (PostgreSQL only): a group of documents whose
-    conversations are all new costs two statements instead of several per
-    document. Each document must already be validated, name a different
-    conversation, and pass ``check_new_document``. All-or-nothing for the
-    whole group, in a savepoint: if any conversation exists after all (a
-    concurrent ingest won) or anything else fails, nothing stays and the
-    database error propagates, so the caller can ingest the documents one by
-    one instead. ``_after_write`` runs for each conversation inside it.
+    conversations are all new costs six statements in all, however many
+    documents it holds. Each document must already be validated, name a
+    different conversation, and pass ``check_new_document``. All-or-nothing
+    for the whole group, in a savepoint: if any conversation exists after
+    all (a concurrent ingest won) or anything else fails, nothing stays and
+    the database error propagates, so the caller can ingest the documents
+    one by one instead. ``_after_write`` runs for the group inside it.
     """
     if connection.vendor != "postgresql":
         raise NotImplementedError("conversations_ingest_new needs PostgreSQL")
     if not documents:
         return []
-    projected = []
-    n_runs = n_messages = n_segments = 0
-    for document in documents:
-        pairs, rows = _project_new(document)
-        projected.append((pairs, rows))
-        n_runs += len(document.runs)
-        n_messages += len(document.messages)
-        n_segments += len(rows)
+    projected = [_project_new(document) for document in documents]
     now = timezone.now()
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(_RESERVE_IDS, {"conversations": len(documents), "runs": n_runs,
-                                          "messages": n_messages, "segments": n_segments})
-            conversation_ids, run_ids, message_ids, segment_ids = cursor.fetchone()
-        run_ids, message_ids, segment_ids = iter(run_ids), iter(message_ids), iter(segment_ids)
-        conversations, runs, messages, pair_rows, segments, results = [], [], [], [], [], []
-        for conversation_id, document, (pairs, rows) in zip(conversation_ids, documents, projected):
-            run_pk = {}
-            for r in document.runs:
-                pk = run_pk[r.id] = next(run_ids)
-                runs.append({"id": pk, "c": conversation_id, "external_id": r.id, "status": r.status,
-                             "created_at": r.created_at.isoformat() if r.created_at else None})
-            message_pk = {}
-            for i, m in enumerate(document.messages):
-                pk = message_pk[m.id] = next(message_ids)
-                messages.append({
-                    "id": pk, "c": conversation_id, "run": run_pk[m.run_id] if m.run_id is not None else None,
-                    "external_id": m.id, "role": m.role, "content": m.content, "status": m.status,
-                    "tool_calls": m.tool_calls_json(), "tool_call_id": m.tool_call_id,
-                    "created_at": m.created_at.isoformat(), "seq": i,
-                })
-            for p in pairs:
-                pair_rows.append({
-                    "c": conversation_id, "index": p.index, "run": run_pk[p.run_key],
-                    "user": message_pk[p.user.key], "assistant": message_pk[p.assistant.key],
-                    "user_bytes": len(p.user.content.encode()), "assistant_bytes": len(p.assistant.content.encode()),
-                })
-            last_activity = max((m.created_at for m in document.messages), default=None)
-            title, metadata = document.title or "", document.metadata or {}
-            conversations.append({
-                "id": conversation_id, "scope": document.scope, "external_id": document.id, "title": title,
-                "metadata": metadata, "pair_count": len(pairs), "segment_count": len(rows),
-                "message_count": len(document.messages),
-                "last_activity_at": last_activity.isoformat() if last_activity else None,
+            cursor.execute(_RESERVE_IDS, {
+                "conversations": len(documents),
+                "runs": sum(len(document.runs) for document in documents),
+                "messages": sum(len(document.messages) for document in documents),
+                "segments": sum(len(rows) for _, rows in projected),
             })
-            conversation = Conversation(
-                pk=conversation_id, scope=document.scope, external_id=document.id, title=title, metadata=metadata,
-                pair_count=len(pairs), segment_count=len(rows), message_count=len(document.messages),
-                created_at=now, updated_at=now, last_activity_at=last_activity,
-            )
-            conversation._state.adding = False
-            stored_segments = []
-            for row in rows:
-                rng = row.range
-                segment = Segment(
-                    pk=next(segment_ids), conversation=conversation, number=rng.number, from_pair=rng.from_pair,
-                    to_pair=rng.to_pair, message_ids=row.message_ids, digest=row.digest,
-                    user_bytes=row.user_bytes, assistant_bytes=row.assistant_bytes, updated_at=now,
-                )
-                segment._state.adding = False
-                stored_segments.append(segment)
-                segments.append({
-                    "id": segment.pk, "c": conversation_id, "number": rng.number, "from_pair": rng.from_pair,
-                    "to_pair": rng.to_pair, "message_ids": row.message_ids, "digest": row.digest,
-                    "user_bytes": row.user_bytes, "assistant_bytes": row.assistant_bytes,
-                })
-            results.append(IngestResult(
-                conversation=conversation, created=True, changed=True, runs_created=len(document.runs),
-                messages_created=len(document.messages), pair_count=len(pairs), segments=stored_segments,
-                segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in rows],
-            ))
-        dumps = json.dumps
-        params = {
-            "now": now,
-            "conversations": dumps(conversations, ensure_ascii=False),
-            "runs": dumps(runs, ensure_ascii=False),
-            "messages": dumps(messages, ensure_ascii=False),
-            "pairs": dumps(pair_rows, ensure_ascii=False),
-            "segments": dumps(segments, ensure_ascii=False),
-        }
-        del conversations, runs, messages, pair_rows, segments
-        with connection.cursor() as cursor:
-            cursor.execute(_INSERT_NEW_CONVERSATIONS, params)
-        for result in results:
-            _after_write(result)
+            conversation_ids, run_ids, message_ids, segment_ids = cursor.fetchone()
+        ids = {"run": iter(run_ids), "message": iter(message_ids), "segment": iter(segment_ids)}
+        tables: dict[str, list[tuple]] = {table: [] for table in _COPY_COLUMNS}
+        results = [
+            _new_conversation_rows(tables, conversation_id, document, pairs, segments, ids, now)
+            for conversation_id, document, (pairs, segments) in zip(conversation_ids, documents, projected)
+        ]
+        # The raw cursor's errors become Django's (IntegrityError when a
+        # concurrent ingest created one of the conversations first).
+        with connection.cursor() as cursor, connection.wrap_database_errors:
+            for table, table_rows in tables.items():
+                if table_rows:
+                    columns = ", ".join(f'"{column}"' for column in _COPY_COLUMNS[table])
+                    with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                        for row in table_rows:
+                            copy.write_row(row)
+        del tables
+        _after_write(results)
     return results
+
+
+def _new_conversation_rows(tables: dict[str, list[tuple]], conversation_id: int, document: Document, pairs: list[PairView],
+                           segment_plan: list[SegmentRow], ids: dict, now: datetime) -> IngestResult:
+    """Append one new conversation's rows to ``tables`` (tuples in
+    ``_COPY_COLUMNS`` order); return its ingest result, with the
+    conversation and segments as they will be stored."""
+    dumps = json.dumps
+    run_pk = {}
+    run_rows = tables["conversations_run"]
+    for r in document.runs:
+        pk = run_pk[r.id] = next(ids["run"])
+        run_rows.append((pk, conversation_id, r.id, r.status, r.created_at))
+    message_pk = {}
+    message_rows = tables["conversations_message"]
+    for sequence, m in enumerate(document.messages):
+        pk = message_pk[m.id] = next(ids["message"])
+        calls = m.tool_calls_json()
+        message_rows.append((
+            pk, conversation_id, run_pk[m.run_id] if m.run_id is not None else None, m.id, m.role, m.content,
+            m.status, None if calls is None else dumps(calls, ensure_ascii=False), m.tool_call_id, m.created_at,
+            sequence, 0, now,
+        ))
+    tables["conversations_pair"].extend(
+        (conversation_id, p.index, run_pk[p.run_key], message_pk[p.user.key], message_pk[p.assistant.key],
+         len(p.user.content.encode()), len(p.assistant.content.encode()))
+        for p in pairs
+    )
+    last_activity = max((m.created_at for m in document.messages), default=None)
+    title, metadata = document.title or "", document.metadata or {}
+    tables["conversations_conversation"].append((
+        conversation_id, document.scope, document.id, title, dumps(metadata, ensure_ascii=False), len(pairs),
+        len(segment_plan), len(document.messages), now, now, last_activity,
+    ))
+    conversation = Conversation(
+        pk=conversation_id, scope=document.scope, external_id=document.id, title=title, metadata=metadata,
+        pair_count=len(pairs), segment_count=len(segment_plan), message_count=len(document.messages),
+        created_at=now, updated_at=now, last_activity_at=last_activity,
+    )
+    conversation._state.adding = False
+    segments = []
+    for row in segment_plan:
+        rng = row.range
+        segment = Segment(
+            pk=next(ids["segment"]), conversation=conversation, number=rng.number, from_pair=rng.from_pair,
+            to_pair=rng.to_pair, message_ids=row.message_ids, digest=row.digest, user_bytes=row.user_bytes,
+            assistant_bytes=row.assistant_bytes, updated_at=now,
+        )
+        segment._state.adding = False
+        segments.append(segment)
+        tables["conversations_segment"].append((
+            segment.pk, conversation_id, rng.number, rng.from_pair, rng.to_pair, dumps(row.message_ids),
+            row.digest, row.user_bytes, row.assistant_bytes, now,
+        ))
+    return IngestResult(
+        conversation=conversation, created=True, changed=True, runs_created=len(document.runs),
+        messages_created=len(document.messages), pair_count=len(pairs), segments=segments,
+        segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in segment_plan],
+    )
 
 
 def _project_new(document: Document) -> tuple[list[PairView], list[SegmentRow]]:

@@ -47,3 +47,20 @@ def test_run_job_reports_its_outcome_and_is_a_no_op_when_redelivered(db):
     assert (first["status"], first["attempt"]) == ("succeeded", 1) and first["generation"]
     assert (again["status"], again["detail"]) == ("skipped", "job is succeeded")
     assert Attempt.objects.filter(job=job).count() == 1
+
+
+def test_planning_many_conversations_plans_each_and_one_failure_holds_up_no_other(db, monkeypatch):
+    from compaction.tasks import plan_conversations
+
+    convs = [ingest(conversation_document(30, external_id=f"p{i}", prefix=f"p{i}")) for i in range(3)]
+    real = services.conversation_plan_and_enqueue
+
+    def flaky(*, conversation):
+        if conversation.pk == convs[1].pk:
+            raise RuntimeError("database hiccup")
+        return real(conversation=conversation)
+
+    monkeypatch.setattr(services, "conversation_plan_and_enqueue", flaky)
+    planned = plan_conversations([c.pk for c in convs] + [999_999])
+    assert set(planned) == {convs[0].pk, convs[2].pk, 999_999} and planned[999_999] == []
+    assert set(CompactionJob.objects.values_list("conversation_id", flat=True)) == {convs[0].pk, convs[2].pk}

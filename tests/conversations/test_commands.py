@@ -111,19 +111,22 @@ def test_a_group_whose_conversation_appears_meanwhile_is_imported_line_by_line(t
 
 
 def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engine(
-        tmp_path, settings, django_capture_on_commit_callbacks):
+        tmp_path, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from compaction import tasks
+
     settings.COMPACTION_AUTO_PLAN = True
+    sent = []
+    monkeypatch.setattr(tasks.plan_conversations, "delay", lambda ids: sent.append(ids))  # the broker's edge
     path = tmp_path / "engine.jsonl"
     path.write_text("\n".join(json.dumps(conversation_document(n, external_id=f"e-{n}")) for n in (2, 31, 40)) + "\n")
-    with django_capture_on_commit_callbacks() as callbacks:
+    with django_capture_on_commit_callbacks(execute=True):
         out, err, failed = run("import_conversations", str(path))
     assert failed is None, err
-    # One planning hand-off per conversation with planned segments, queued
-    # inside the import's transaction; none for the one too short to plan.
+    # One planning message for the group, sent once it committed, naming
+    # the conversations with planned segments and not the one too short.
     assert dict(Conversation.objects.values_list("external_id", "segment_count")) == {"e-2": 0, "e-31": 1, "e-40": 2}
-    assert len(callbacks) == 2
-    assert {c.__closure__[0].cell_contents for c in callbacks} == set(
-        Conversation.objects.filter(segment_count__gt=0).values_list("pk", flat=True))
+    assert len(sent) == 1
+    assert sorted(sent[0]) == sorted(Conversation.objects.filter(segment_count__gt=0).values_list("pk", flat=True))
 
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")

@@ -266,7 +266,7 @@ def _varied_documents(scope):
     return [long, conversation_document(3, scope=scope, external_id="short"), empty]
 
 
-@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group statement is PostgreSQL-only")
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group write is PostgreSQL-only")
 def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_stores():
     from conversations.services import conversations_ingest_new
 
@@ -283,7 +283,7 @@ def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_sto
     assert [r.messages_created for r in results] == [len(d["messages"]) for d in _varied_documents("group")]
 
 
-@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group statement is PostgreSQL-only")
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group write is PostgreSQL-only")
 def test_group_write_of_a_conversation_that_exists_after_all_writes_nothing():
     from django.db import IntegrityError
 
@@ -296,3 +296,42 @@ def test_group_write_of_a_conversation_that_exists_after_all_writes_nothing():
         conversations_ingest_new(documents=docs)
     assert not Conversation.objects.filter(external_id="fresh").exists()
     assert Conversation.objects.get(external_id="taken").pair_count == 2
+
+
+# Characters COPY's text format treats specially (tab, newline, carriage
+# return, backslash, "\N" for NULL, "\." for end of data), quotes and text
+# beyond the Basic Multilingual Plane.
+AWKWARD = 'tab\there\nnew line\r\nback\\slash \\N \\. "quoted" \u2028 ✓ 中文 😀'
+
+
+def test_text_with_characters_copy_escapes_is_stored_exactly():
+    doc = conversation_document(31, external_id=AWKWARD[:40], title=AWKWARD)
+    doc["metadata"] = {AWKWARD: [AWKWARD, {"n": None}]}
+    doc["messages"][0]["content"] = AWKWARD
+    doc["messages"][1]["content"] = AWKWARD + "!"
+    doc["messages"][1]["id"] = "a\\N\t0"
+    doc["messages"][3]["tool_calls"] = [{"id": "c\\1", "name": "look\tup", "arguments": AWKWARD}]
+    ingest(doc)
+    conv = Conversation.objects.get(external_id=AWKWARD[:40])
+    assert (conv.title, conv.metadata) == (AWKWARD, {AWKWARD: [AWKWARD, {"n": None}]})
+    first, second, _, fourth = Message.objects.filter(conversation=conv).order_by("sequence")[:4]
+    assert first.content == AWKWARD
+    assert (second.external_id, second.content) == ("a\\N\t0", AWKWARD + "!")
+    assert fourth.tool_calls == [{"id": "c\\1", "name": "look\tup", "arguments": AWKWARD}]
+    segment = Segment.objects.get(conversation=conv, from_pair=0)
+    assert segment.message_ids[:2] == ["u-0", "a\\N\t0"]
+    pair = Pair.objects.get(conversation=conv, index=0)
+    assert pair.user_bytes == len(AWKWARD.encode())
+
+
+def test_deleting_a_conversation_takes_everything_of_it_and_nothing_else():
+    ingest(conversation_document(31, external_id="goes"))
+    ingest({**conversation_document(31, external_id="goes"), "messages": [
+        {**conversation_document(31)["messages"][0], "content": "edited"}]})
+    ingest(conversation_document(31, external_id="stays"))
+    Conversation.objects.get(external_id="goes").delete()
+    assert not Conversation.objects.filter(external_id="goes").exists()
+    for model in (Run, Message, Pair, Segment):
+        assert set(model.objects.values_list("conversation__external_id", flat=True)) == {"stays"}
+    assert not MessageRevision.objects.exists()
+    assert Pair.objects.count() == 31

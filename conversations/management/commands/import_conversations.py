@@ -166,8 +166,8 @@ class Command(BaseCommand):
         the reports (kind, text) in line order.
 
         Lines that create a conversation not stored yet (and named by no
-        other line of the group) are written together by one statement on
-        PostgreSQL; if that statement fails, its savepoint is rolled back and
+        other line of the group) are written together, one COPY per table, on
+        PostgreSQL; if that fails, its savepoint is rolled back and
         those lines go the ordinary way (a conversation created meanwhile by
         someone else is then updated, as ingest always does). Every other line is ingested on its
         own, in file order, in its own savepoint.
@@ -187,7 +187,7 @@ class Command(BaseCommand):
                 try:
                     results = conversations_ingest_new(documents=[d for _, d in fresh], actor=actor)
                 except DatabaseError:
-                    # Nothing of the statement stayed (its savepoint rolled
+                    # Nothing of the group stayed (its savepoint rolled
                     # back); each of these lines is ingested on its own below.
                     logger.warning("group insert failed; importing its lines one by one", exc_info=True)
                     results = []
