@@ -17,6 +17,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -142,6 +143,13 @@ CONVERSATION_SORTS = {
 }
 
 
+def _day_start_utc(day):
+    """A date filter's first moment: midnight UTC, the zone the desk shows."""
+    if isinstance(day, datetime):
+        return day
+    return datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)
+
+
 def _latest_review_with_verdict(verdict: str):
     newer = Review.objects.filter(job=OuterRef("job"), id__gt=OuterRef("id"))
     return Review.objects.filter(job__conversation=OuterRef("pk"), verdict=verdict).exclude(Exists(newer))
@@ -162,7 +170,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
     if verdict:
         qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
     if updated_since:
-        qs = qs.filter(updated_at__gte=updated_since)
+        qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
     order, parse = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"])
     page = _keyset(qs, order=order, cursor=cursor, page_size=page_size, parse=parse)
     counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
@@ -512,7 +520,7 @@ def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conv
     if job:
         qs = qs.filter(job_id=job)
     if since:
-        qs = qs.filter(created_at__gte=since)
+        qs = qs.filter(created_at__gte=_day_start_utc(since))
     return _keyset(qs, order=["-created_at", "-id"], cursor=cursor, page_size=page_size, parse=_parse_dt_first)
 
 

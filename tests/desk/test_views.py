@@ -572,3 +572,14 @@ def test_projection_preview_reports_a_bad_budget(as_user, world, budget, message
     url = reverse("desk-conversation", args=[world.conversation.pk])
     html = as_user(world.support).get(f"{url}?budget={budget}").content.decode()
     assert message in html
+
+
+def test_updated_since_starts_at_midnight_utc(as_user, world):
+    from datetime import datetime, timezone
+
+    from conversations.models import Conversation
+
+    Conversation.objects.filter(external_id="conv-a").update(updated_at=datetime(2026, 5, 2, 0, 30, tzinfo=timezone.utc))
+    client = as_user(world.staff)
+    assert ">conv-a<" in client.get("/?updated_since=2026-05-02").content.decode()
+    assert ">conv-a<" not in client.get("/?updated_since=2026-05-03").content.decode()
