@@ -10,7 +10,7 @@ from __future__ import annotations
 from django import forms
 
 from .models import FailureCode, JobState, PromptVersion, Verdict
-from .selectors import AGE_CHOICES, CONVERSATION_SORTS, QUEUE_STATES, audit_actions
+from .selectors import AGE_CHOICES, CONVERSATION_SORTS, QUEUE_STATES, SOURCE_CHANGED, audit_actions
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
                (JobState.STALE, "stale"), (JobState.PENDING, "pending"), (JobState.RUNNING, "running")]
@@ -34,7 +34,8 @@ class ConversationFilterForm(forms.Form):
 
 
 class QueueFilterForm(forms.Form):
-    state = forms.ChoiceField(required=False, choices=[("", "failed, exhausted, stale")] + [(s, s) for s in QUEUE_STATES])
+    state = forms.ChoiceField(required=False, choices=[("", "all of these")] + [(s, s) for s in QUEUE_STATES]
+                              + [(SOURCE_CHANGED, "succeeded, source changed since")])
     failure_code = forms.ChoiceField(required=False, choices=[("", "any")] + list(FailureCode.choices),
                                      label="Failure code")
     scope = forms.ChoiceField(required=False)

@@ -92,6 +92,11 @@ class CompactionJob(models.Model):
     last_failure_code = models.CharField(max_length=30, choices=FailureCode.choices, blank=True, default="")
     lease_owner = models.CharField(max_length=200, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the range's current digest stopped being this job's binding; null
+    # while they match. Kept by the ingest that moves the digest, in its own
+    # transaction, whatever the job's state, so a succeeded summary whose
+    # source changed is found by an index instead of by comparing digests.
+    source_changed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -110,6 +115,9 @@ class CompactionJob(models.Model):
             models.Index(fields=["lease_expires_at"], name="job_lease_expiry"),
             models.Index(fields=["updated_at", "id"], name="job_updated"),
             models.Index(fields=["created_at", "id"], name="job_created"),
+            # The queue's succeeded-but-source-changed rows, newest first.
+            models.Index(fields=["-updated_at", "-id"], condition=models.Q(source_changed_at__isnull=False),
+                         name="job_source_changed"),
         ]
 
     def __str__(self) -> str:

@@ -40,6 +40,10 @@ STATE_ORDER = (
 )
 SETTLED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
+# The queue's other kind of trouble: a succeeded summary whose source changed
+# since, so projections no longer use it and its range falls back to raw.
+SOURCE_CHANGED = "source_changed"
+QUEUE_FILTERS = (*QUEUE_STATES, SOURCE_CHANGED)
 
 
 # --- keyset pagination -------------------------------------------------------
@@ -239,8 +243,8 @@ def _distinct_scopes() -> list[str]:
 # What a row about a job shows; the binding's message ids and the prompt's
 # templates stay in the database.
 JOB_ROW_FIELDS = ("id", "scope", "conversation_id", "from_pair", "to_pair", "source_digest", "state", "attempts_used",
-                  "max_attempts", "last_failure_code", "created_at", "updated_at", "prompt_version__name",
-                  "prompt_version__version")
+                  "max_attempts", "last_failure_code", "source_changed_at", "created_at", "updated_at",
+                  "prompt_version__name", "prompt_version__version")
 
 
 @dataclass
@@ -477,8 +481,13 @@ AGE_CHOICES = {
 
 def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
                older_than: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
+    source_changed = Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False)
+    if state == SOURCE_CHANGED:
+        wanted = source_changed
+    else:
+        wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
     qs = (
-        CompactionJob.objects.filter(state__in=[state] if state else QUEUE_STATES)
+        CompactionJob.objects.filter(wanted)
         .select_related("conversation", "prompt_version")
         .only(*JOB_ROW_FIELDS, "conversation__external_id")
     )

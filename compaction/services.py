@@ -41,21 +41,39 @@ _STALEABLE = (JobState.PENDING, JobState.FAILED, JobState.EXHAUSTED)
 
 
 def jobs_sources_changed(*, conversation, changes) -> int:
-    """Mark stale every unfinished job whose range's digest moved away from
-    its binding. Called inside the ingest transaction (SPEC §5)."""
+    """React to ranges whose digest moved. Called inside the ingest
+    transaction (SPEC §5). Every job of such a range records whether its
+    binding still matches (``source_changed_at``; cleared again if an edit
+    is undone, which also revives a job that edit made stale), whatever its
+    state, and an unfinished job bound to the old digest becomes stale.
+    Returns how many jobs were made stale."""
     marked = 0
+    revived: list[int] = []
     if all(change.old_digest is None for change in changes):
         return 0  # only new ranges: no job can be bound to them yet
+    now = timezone.now()
     with transaction.atomic():
         for change in changes:
             if change.old_digest is None:
                 continue
-            qs = CompactionJob.objects.filter(
-                conversation=conversation, from_pair=change.from_pair, state__in=_STALEABLE
-            )
+            jobs = CompactionJob.objects.filter(conversation=conversation, from_pair=change.from_pair)
+            bound_elsewhere = jobs if change.new_digest is None else jobs.exclude(source_digest=change.new_digest)
+            bound_elsewhere.filter(source_changed_at__isnull=True).update(source_changed_at=now, updated_at=now)
             if change.new_digest is not None:
-                qs = qs.exclude(source_digest=change.new_digest)
-            marked += qs.update(state=JobState.STALE, updated_at=timezone.now())
+                back = jobs.filter(source_digest=change.new_digest, source_changed_at__isnull=False)
+                # An edit undone: a job made stale by it is as it was before.
+                # Its binding is unique, so no new job could take its place.
+                revived += list(back.filter(state=JobState.STALE, attempts_used__lt=F("max_attempts"))
+                                .values_list("pk", flat=True))
+                back.filter(state=JobState.STALE).update(
+                    state=Case(When(attempts_used__lt=F("max_attempts"), then=Value(JobState.PENDING.value)),
+                               default=Value(JobState.EXHAUSTED.value)))
+                back.update(source_changed_at=None, updated_at=now)
+            marked += bound_elsewhere.filter(state__in=_STALEABLE).update(state=JobState.STALE, updated_at=now)
+    if revived:
+        from .operations import enqueue_after_commit
+
+        enqueue_after_commit(revived)
     return marked
 
 

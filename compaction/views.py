@@ -315,11 +315,13 @@ def queue_rerun(request):
     jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
     # Failed and exhausted ranges get one more attempt each. A stale range's
-    # source changed, so re-running its old binding would be wrong: its
-    # conversation is re-planned instead, which binds a new job to the
-    # current source (operations.conversation_rerun).
-    retry = [j for j in jobs if j.state != JobState.STALE]
-    stale_conversations = {j.conversation_id: j.conversation for j in jobs if j.state == JobState.STALE}
+    # source changed (as has a succeeded one's with source_changed_at), so
+    # re-running its old binding would be wrong: its conversation is
+    # re-planned instead, which binds a new job to the current source
+    # (operations.conversation_rerun).
+    replan = [j for j in jobs if j.state == JobState.STALE or j.source_changed_at is not None]
+    retry = [j for j in jobs if j not in replan]
+    stale_conversations = {j.conversation_id: j.conversation for j in replan}
     done, skipped = operations.jobs_bulk_rerun(jobs=retry, actor=request.user, reason=reason) if retry else ([], [])
     replanned = []
     for conversation in stale_conversations.values():

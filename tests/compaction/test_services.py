@@ -105,6 +105,48 @@ def test_an_edited_message_makes_the_job_stale_and_it_never_runs(make_conversati
     assert new_job.source_digest != job.source_digest
 
 
+def test_a_succeeded_job_records_when_its_source_changed_and_an_undo_clears_it(
+        make_conversation, recording_provider):
+    conv = make_conversation(40)
+    first, second = plan(conv)
+    for job in (first, second):
+        services.job_run(job_id=job.pk, provider=recording_provider)
+    doc = conversation_document(40)
+    doc["messages"][5]["content"] = "Answer 2, corrected."
+    ingest(doc)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.state == JobState.SUCCEEDED and first.source_changed_at is not None
+    assert second.source_changed_at is None  # its range did not change
+    ingest(conversation_document(40))  # the correction taken back
+    first.refresh_from_db()
+    assert first.state == JobState.SUCCEEDED and first.source_changed_at is None
+
+
+def test_undoing_an_edit_revives_the_job_it_made_stale_and_runs_it(
+        make_conversation, django_capture_on_commit_callbacks):
+    from compaction.celery import app
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    doc = conversation_document(30)
+    doc["messages"][5]["content"] = "Answer 2, corrected."
+    ingest(doc)
+    job.refresh_from_db()
+    assert job.state == JobState.STALE and job.source_changed_at is not None
+    app.conf.task_always_eager = True  # the enqueued run_job runs here, for real
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            ingest(conversation_document(30))
+    finally:
+        app.conf.task_always_eager = False
+    job.refresh_from_db()
+    # Its binding is unique, so planning could never bind a new job to it:
+    # the job itself is pending again, enqueued once the undo committed.
+    assert (job.state, job.source_changed_at, job.attempts_used) == (JobState.SUCCEEDED, None, 1)
+    assert CompactionJob.objects.filter(conversation=conv).count() == 1
+
+
 def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conversation):
     from conversations.models import Segment
 

@@ -418,6 +418,41 @@ def test_bulk_rerun_ignores_jobs_of_other_scopes(as_user, world, django_capture_
     assert CompactionJob.objects.get(pk=world.failed.pk).state == JobState.PENDING
 
 
+def test_queue_lists_a_succeeded_summary_whose_source_changed(as_user, world):
+    from tests.desk.conftest import ingest
+    from tests.factories import conversation_document
+
+    def listed(query=""):
+        response = as_user(world.support).get(reverse("desk-queue") + query)
+        return {j.pk for j in response.context["rows"]}, response.content.decode()
+
+    assert world.succeeded.pk not in listed()[0]
+    doc = conversation_document(50, scope="default", external_id="conv-a", title="Refund for order 88232")
+    doc["messages"][1]["content"] = "Answer 0 was corrected: the fee was 1.00 EUR."
+    ingest(doc)
+    rows, html = listed()
+    assert world.succeeded.pk in rows and "source changed" in html
+    assert listed("?state=source_changed")[0] == {world.succeeded.pk}
+    assert world.succeeded.pk not in listed("?state=failed")[0]
+
+
+def test_bulk_rerun_of_a_summary_whose_source_changed_plans_a_new_job(
+        as_user, world, django_capture_on_commit_callbacks):
+    from tests.desk.conftest import ingest
+    from tests.factories import conversation_document
+
+    doc = conversation_document(50, scope="default", external_id="conv-a", title="Refund for order 88232")
+    doc["messages"][1]["content"] = "Answer 0 was corrected: the fee was 1.00 EUR."
+    ingest(doc)
+    with django_capture_on_commit_callbacks():
+        as_user(world.operator).post(reverse("desk-queue-rerun"), {
+            "jobs": [world.succeeded.pk], "reason": "answer 0 corrected", "confirm": "on"})
+    old = CompactionJob.objects.get(pk=world.succeeded.pk)
+    assert old.state == JobState.SUCCEEDED  # the record stays
+    new = CompactionJob.objects.filter(conversation=world.conversation, from_pair=0).exclude(pk=old.pk).get()
+    assert new.state == JobState.PENDING and new.source_digest != old.source_digest and new.source_changed_at is None
+
+
 def test_bulk_rerun_replans_the_conversation_of_a_stale_range(as_user, world, django_capture_on_commit_callbacks):
     from tests.desk.conftest import ingest
     from tests.factories import conversation_document
