@@ -412,7 +412,8 @@ class AuditDetailApi(StrictQueryMixin, APIView):
 
 
 class JobRerunApi(StrictQueryMixin, APIView):
-    """Re-run a failed or exhausted job (the desk's re-run), with a reason."""
+    """Re-run a failed or exhausted job now (the desk's re-run), with a reason.
+    A failed job uses the attempt it has left; an exhausted one gets one more."""
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]
@@ -431,7 +432,8 @@ class JobRerunApi(StrictQueryMixin, APIView):
 
 
 class JobGrantAttemptApi(StrictQueryMixin, APIView):
-    """Grant one more attempt to a failed or exhausted job, with a reason."""
+    """Grant one more attempt to a failed or exhausted job (its limit rises by
+    one) and run it now, with a reason."""
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]

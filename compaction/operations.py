@@ -72,14 +72,19 @@ def enqueue_after_commit(job_ids: list[int]) -> None:
     transaction.on_commit(send, robust=True)
 
 
-def _grant(job: CompactionJob, *, actor, reason: str, action: str) -> CompactionJob:
+def _grant(job: CompactionJob, *, actor, reason: str, action: str, always_extra: bool = False) -> CompactionJob:
+    """Make a failed or exhausted job pending again. A job with an attempt
+    left (failed, 1 of 2 used) simply runs it now; one without gets one
+    more (SPEC §5: at most 2 until an operator grants another). With
+    ``always_extra`` the limit is raised by one either way."""
     job = CompactionJob.objects.select_for_update().select_related("prompt_version", "conversation").get(pk=job.pk)
     if job.state not in RERUNNABLE:
         raise ActionRefused(
             "not_rerunnable", f"job {job.pk} is {job.state}; only failed or exhausted jobs can be re-run"
         )
     before = job_snapshot(job)
-    job.max_attempts = max(job.max_attempts, job.attempts_used) + 1
+    if always_extra or job.attempts_used >= job.max_attempts:
+        job.max_attempts = max(job.max_attempts, job.attempts_used) + 1
     job.state = JobState.PENDING
     job.save(update_fields=["max_attempts", "state", "updated_at"])
     audit_record(actor=actor, action=action, target_type="job", target_id=job.pk, reason=reason,
@@ -91,13 +96,14 @@ def job_grant_attempt(*, job: CompactionJob, actor, reason: str) -> CompactionJo
     """One more attempt for a failed or exhausted job, queued at once."""
     reason = _require_reason(reason)
     with transaction.atomic():
-        job = _grant(job, actor=actor, reason=reason, action="job.grant_attempt")
+        job = _grant(job, actor=actor, reason=reason, action="job.grant_attempt", always_extra=True)
         enqueue_after_commit([job.pk])
     return job
 
 
 def job_rerun(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
-    """Re-run a failed or exhausted job (grants it one more attempt)."""
+    """Re-run a failed or exhausted job now (with one more attempt if it has
+    none left)."""
     reason = _require_reason(reason)
     with transaction.atomic():
         job = _grant(job, actor=actor, reason=reason, action="job.rerun")

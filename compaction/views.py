@@ -314,7 +314,7 @@ def queue_rerun(request):
         return render(request, "desk/queue.html", context, status=400)
     jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
-    # Failed and exhausted ranges get one more attempt each. A stale range's
+    # Failed and exhausted ranges run again (operations.job_rerun). A stale range's
     # source changed (as has a succeeded one's with source_changed_at), so
     # re-running its old binding would be wrong: its conversation is
     # re-planned instead, which binds a new job to the current source

@@ -50,6 +50,25 @@ def test_rerun_of_an_exhausted_job_grants_one_attempt_audits_and_runs_after_comm
         operator, "model was down", "exhausted", 3)
 
 
+def failed_job(external_id):
+    conv = ingest(conversation_document(30, external_id=external_id, prefix=external_id))
+    (job,) = services.conversation_plan(conversation=conv)
+    services.job_run(job_id=job.pk, provider=RecordingProvider(result=BAD))
+    job.refresh_from_db()
+    assert (job.state, job.attempts_used, job.max_attempts) == (JobState.FAILED, 1, 2)
+    return job
+
+
+def test_rerun_of_a_failed_job_runs_its_attempt_left_and_a_grant_adds_one(operator):
+    rerun, granted = failed_job("rerun"), failed_job("grant")
+    operations.job_rerun(job=rerun, actor=operator, reason="retry now")
+    operations.job_grant_attempt(job=granted, actor=operator, reason="one more")
+    rerun.refresh_from_db()
+    granted.refresh_from_db()
+    assert (rerun.state, rerun.max_attempts) == (JobState.PENDING, 2)
+    assert (granted.state, granted.max_attempts) == (JobState.PENDING, 3)
+
+
 def test_rerun_needs_a_reason_and_a_rerunnable_job(operator):
     job = exhausted_job()
     with pytest.raises(operations.ActionRefused, match="reason"):
