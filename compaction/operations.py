@@ -153,28 +153,59 @@ def job_rerun_with_prompt(*, job: CompactionJob, prompt_version: PromptVersion, 
         raise ActionRefused(
             "not_newer", f"{prompt_version.name} is not newer than {job.prompt_version.name}"
         )
-    from conversations.models import Segment
-
     with transaction.atomic():
-        segment = Segment.objects.filter(conversation=job.conversation, from_pair=job.from_pair).first()
-        if segment is None:
-            raise ActionRefused("not_planned", f"range {job.from_pair}-{job.to_pair} is no longer planned")
-        new_job, created = CompactionJob.objects.get_or_create(
-            conversation=job.conversation,
-            from_pair=segment.from_pair,
-            to_pair=segment.to_pair,
-            prompt_version=prompt_version,
-            model_id=job.model_id,
-            source_digest=segment.digest,
-            defaults={"scope": job.scope, "message_ids": segment.message_ids},
-        )
-        if not created:
-            raise ActionRefused("exists", f"job {new_job.pk} already covers this range under {prompt_version.name}")
+        new_job = _bind_range_again(job, prompt_version=prompt_version, model_id=job.model_id,
+                                    exists=f"already covers this range under {prompt_version.name}")
         audit_record(actor=actor, action="job.rerun_with_prompt", target_type="job", target_id=new_job.pk,
                      reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
                      before={"job": job.pk, "prompt_version": job.prompt_version.name},
                      after={"job": new_job.pk, "prompt_version": prompt_version.name})
         enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """A new job for a range whose source changed since ``job`` was bound
+    (``job`` is stale, or succeeded with ``source_changed_at``), bound to the
+    range's current source under the current prompt version and model, as
+    planning would. Only this range: the conversation's other ranges are
+    left alone. The old job and any generation stay as the record."""
+    from .providers import configured_model_id
+    from .services import prompt_version_current
+
+    reason = _require_reason(reason)
+    if job.state != JobState.STALE and job.source_changed_at is None:
+        raise ActionRefused("source_unchanged", f"job {job.pk}'s source has not changed; re-run it instead")
+    with transaction.atomic():
+        new_job = _bind_range_again(job, prompt_version=prompt_version_current(), model_id=configured_model_id(),
+                                    exists="already covers this range with its current source")
+        audit_record(actor=actor, action="job.replan", target_type="job", target_id=new_job.pk, reason=reason,
+                     scope=job.scope, conversation=job.conversation, job=new_job,
+                     before={"job": job.pk, "source_digest": job.source_digest},
+                     after={"job": new_job.pk, "source_digest": new_job.source_digest})
+        enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, model_id: str,
+                      exists: str) -> CompactionJob:
+    """A new pending job for ``job``'s range, bound to its current segment."""
+    from conversations.models import Segment
+
+    segment = Segment.objects.filter(conversation_id=job.conversation_id, from_pair=job.from_pair).first()
+    if segment is None:
+        raise ActionRefused("not_planned", f"range {job.from_pair}-{job.to_pair} is no longer planned")
+    new_job, created = CompactionJob.objects.get_or_create(
+        conversation_id=job.conversation_id,
+        from_pair=segment.from_pair,
+        to_pair=segment.to_pair,
+        prompt_version=prompt_version,
+        model_id=model_id,
+        source_digest=segment.digest,
+        defaults={"scope": job.scope, "message_ids": segment.message_ids},
+    )
+    if not created:
+        raise ActionRefused("exists", f"job {new_job.pk} {exists}")
     return new_job
 
 

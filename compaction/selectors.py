@@ -534,7 +534,8 @@ def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conv
 
 
 def audit_actions() -> list[str]:
-    return ["job.rerun", "job.grant_attempt", "job.rerun_with_prompt", "conversation.rerun", "review.record"]
+    return ["job.rerun", "job.grant_attempt", "job.replan", "job.rerun_with_prompt", "conversation.rerun",
+            "review.record"]
 
 
 # --- projection preview ---------------------------------------------------------

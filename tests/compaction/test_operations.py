@@ -98,6 +98,38 @@ def test_rerun_under_a_newer_prompt_makes_a_new_job_and_leaves_the_old_generatio
         operations.job_rerun_with_prompt(job=new, prompt_version=v2, actor=operator, reason="older")
 
 
+def test_replan_binds_only_that_range_to_its_current_source(operator, eager, django_capture_on_commit_callbacks):
+    conv = ingest(conversation_document(40))
+    first, second = services.conversation_plan(conversation=conv)
+    services.job_run(job_id=first.pk, provider=RecordingProvider())
+    bad = RecordingProvider(result=BAD)
+    services.job_run(job_id=second.pk, provider=bad)
+    services.job_run(job_id=second.pk, provider=bad)
+    doc = conversation_document(40)
+    doc["messages"][3]["content"] = "Answer 1, corrected."
+    ingest(doc)
+    first.refresh_from_db()
+    assert first.state == JobState.SUCCEEDED and first.source_changed_at is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        new = operations.job_replan(job=first, actor=operator, reason="answer 1 corrected")
+    new.refresh_from_db()
+    assert (new.from_pair, new.state) == (0, JobState.SUCCEEDED)
+    assert new.source_digest == conv.segments.get(from_pair=0).digest != first.source_digest
+    assert CompactionJob.objects.get(pk=second.pk).state == JobState.EXHAUSTED  # the other range untouched
+    event = AuditEvent.objects.get(action="job.replan")
+    assert (event.reason, event.before["job"], event.after["job"]) == ("answer 1 corrected", first.pk, new.pk)
+    with pytest.raises(operations.ActionRefused) as refused:
+        operations.job_replan(job=first, actor=operator, reason="again")
+    assert refused.value.code == "exists" and str(new.pk) in refused.value.message
+
+
+def test_replan_is_refused_for_a_job_whose_source_did_not_change(operator):
+    job = exhausted_job()
+    with pytest.raises(operations.ActionRefused) as refused:
+        operations.job_replan(job=job, actor=operator, reason="why not")
+    assert refused.value.code == "source_unchanged" and not AuditEvent.objects.exists()
+
+
 def test_bulk_rerun_reports_what_it_skipped(operator):
     job = exhausted_job()
     conv2 = ingest(conversation_document(30, external_id="c2", prefix="x"))
