@@ -12,9 +12,7 @@ rows on the page.
 
 from __future__ import annotations
 
-import base64
 import difflib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -26,6 +24,7 @@ from conversations.models import Conversation, Message, MessageRevision, Pair, S
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from .digest import digest_input, source_digest
+from .keyset import InvalidCursor, cursor_pack, cursor_unpack
 from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
 
 # Display order of states, most in need of attention last so a bar reads
@@ -44,26 +43,6 @@ QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 
 # --- keyset pagination -------------------------------------------------------
 
-class BadCursor(ValueError):
-    pass
-
-
-def cursor_encode(values: list) -> str:
-    raw = json.dumps(values, separators=(",", ":"), default=str).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def cursor_decode(cursor: str) -> list:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError) as exc:
-        raise BadCursor("cursor is not valid") from exc
-    if not isinstance(values, list):
-        raise BadCursor("cursor is not valid")
-    return values
-
-
 @dataclass
 class Page:
     rows: list
@@ -77,9 +56,10 @@ def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: in
     desc = order[0].startswith("-")
     names = [o.lstrip("-") for o in order]
     if cursor:
-        values = cursor_decode(cursor)
-        if len(values) != len(names):
-            raise BadCursor("cursor is not valid")
+        # A desk cursor holds the last row's ordering values, as a JSON list.
+        values = cursor_unpack(cursor)
+        if not isinstance(values, list) or len(values) != len(names):
+            raise InvalidCursor("cursor is not valid")
         if parse:
             values = parse(values)
         op = "lt" if desc else "gt"
@@ -98,7 +78,7 @@ def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: in
     if len(rows) > page_size:
         rows = rows[:page_size]
         last = rows[-1]
-        next_cursor = cursor_encode([_attr(last, n) for n in names])
+        next_cursor = cursor_pack([_attr(last, n) for n in names])
     return Page(rows=rows, next_cursor=next_cursor)
 
 
@@ -115,21 +95,21 @@ def _parse_dt_first(values):
     try:
         return [datetime.fromisoformat(values[0]) if values[0] else None, int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 def _parse_str_first(values):
     try:
         return [str(values[0]), int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 def _parse_int_first(values):
     try:
         return [int(values[0]), int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 # --- conversations list -------------------------------------------------------

@@ -32,6 +32,7 @@ from .forms import (
     ReasonForm,
     VerdictForm,
 )
+from .keyset import InvalidCursor
 from .models import CompactionJob, JobState
 
 PAGE_SIZE = 50
@@ -87,7 +88,7 @@ def _listing(request, form_class, fetch) -> _Listing:
     cursor = request.GET.get("cursor") or None
     try:
         page = fetch(form.cleaned_data if form.is_bound else {}, cursor)
-    except selectors.BadCursor:
+    except InvalidCursor:
         return _Listing(context, refused="cursor")
     base = _query_without(request, "cursor")
     context.update(
