@@ -16,6 +16,8 @@ import base64
 import binascii
 import json
 
+from django.db.models import Q, QuerySet
+
 
 class InvalidCursor(ValueError):
     """A cursor this service did not issue."""
@@ -35,3 +37,23 @@ def cursor_unpack(value: str):
         return json.loads(raw.decode("utf-8"))
     except (UnicodeError, binascii.Error, ValueError) as exc:
         raise InvalidCursor("the cursor is not one this API issued") from exc
+
+
+def rows_after(qs: QuerySet, *, order: list[str], position=None) -> QuerySet:
+    """``qs`` in ``order`` (every field descending or every field ascending,
+    the last one unique), from the row after ``position`` (the values of the
+    ``order`` fields in the last row already read) on."""
+    if position is not None:
+        names = [o.lstrip("-") for o in order]
+        op = "lt" if order[0].startswith("-") else "gt"
+        # (a, b) < (va, vb)  ⇔  a < va OR (a = va AND b < vb)
+        after = Q()
+        for i, name in enumerate(names):
+            term = Q(**{f"{name}__{op}": position[i]})
+            for j in range(i):
+                term &= Q(**{names[j]: position[j]})
+            after |= term
+        # The redundant bound on the leading column gives the planner an
+        # index range to start from instead of filtering an OR row by row.
+        qs = qs.filter(Q(**{f"{names[0]}__{op}e": position[0]}), after)
+    return qs.order_by(*order)

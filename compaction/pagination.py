@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from django.db.models import Q
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
-from .keyset import InvalidCursor, cursor_pack, cursor_unpack
+from .keyset import InvalidCursor, cursor_pack, cursor_unpack, rows_after
 from .rest import ApiError
 
 MAX_ID = 2**63 - 1
@@ -86,21 +85,10 @@ class TimeCursorPagination:
         except InvalidCursor as exc:
             raise ApiError(code="invalid_cursor", message=f"cursor: {exc}", errors={"cursor": [str(exc)]}) from None
 
-    def order(self, queryset):
-        if self.descending:
-            return queryset.order_by("-created_at", "-id")
-        return queryset.order_by("created_at", "id")
-
     def after(self, queryset, position: tuple[datetime, int] | None):
         """The rows strictly after ``position`` in this list's order."""
-        if position is None:
-            return self.order(queryset)
-        created_at, pk = position
-        if self.descending:
-            keyset = Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk)
-        else:
-            keyset = Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=pk)
-        return self.order(queryset.filter(keyset))
+        order = ["-created_at", "-id"] if self.descending else ["created_at", "id"]
+        return rows_after(queryset, order=order, position=position)
 
     def paginate(self, queryset, request) -> list:
         self.request = request

@@ -24,7 +24,7 @@ from conversations.models import Conversation, Message, MessageRevision, Pair, S
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from .digest import digest_input, source_digest
-from .keyset import InvalidCursor, cursor_pack, cursor_unpack
+from .keyset import InvalidCursor, cursor_pack, cursor_unpack, rows_after
 from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
 
 # Display order of states, most in need of attention last so a bar reads
@@ -53,27 +53,16 @@ def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: in
             parse=None) -> Page:
     """Order ``qs`` by ``order`` (all fields descending or all ascending,
     the last one unique) and return the page after ``cursor``."""
-    desc = order[0].startswith("-")
     names = [o.lstrip("-") for o in order]
+    position = None
     if cursor:
         # A desk cursor holds the last row's ordering values, as a JSON list.
-        values = cursor_unpack(cursor)
-        if not isinstance(values, list) or len(values) != len(names):
+        position = cursor_unpack(cursor)
+        if not isinstance(position, list) or len(position) != len(names):
             raise InvalidCursor("cursor is not valid")
         if parse:
-            values = parse(values)
-        op = "lt" if desc else "gt"
-        # (a, b) < (va, vb)  ⇔  a < va OR (a = va AND b < vb)
-        cond = Q()
-        for i in range(len(names)):
-            term = Q(**{f"{names[i]}__{op}": values[i]})
-            for j in range(i):
-                term &= Q(**{names[j]: values[j]})
-            cond |= term
-        # The redundant bound on the leading column gives the planner an
-        # index range to start from instead of filtering an OR row by row.
-        qs = qs.filter(Q(**{f"{names[0]}__{op}e": values[0]}), cond)
-    rows = list(qs.order_by(*order)[: page_size + 1])
+            position = parse(position)
+    rows = list(rows_after(qs, order=order, position=position)[: page_size + 1])
     next_cursor = None
     if len(rows) > page_size:
         rows = rows[:page_size]
