@@ -10,37 +10,24 @@ list is refused with ``400 invalid_cursor``, never silently ignored.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from datetime import datetime, timezone
 
-from django.db.models import Q
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
+from .keyset import InvalidCursor, cursor_pack, cursor_unpack, rows_after
 from .rest import ApiError
 
 MAX_ID = 2**63 - 1
 
 
-class InvalidCursor(ValueError):
-    pass
-
-
 def cursor_encode(*, kind: str, created_at: datetime, pk: int) -> str:
-    raw = json.dumps({"k": kind, "t": created_at.isoformat(), "i": pk}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return cursor_pack({"k": kind, "t": created_at.isoformat(), "i": pk})
 
 
 def cursor_decode(value: str, *, kind: str) -> tuple[datetime, int]:
     """The position a cursor names; ``InvalidCursor`` for anything else."""
-    try:
-        padded = value + "=" * (-len(value) % 4)
-        raw = base64.b64decode(padded.encode("ascii"), altchars=b"-_", validate=True)
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeError, binascii.Error, ValueError) as exc:
-        raise InvalidCursor("the cursor is not one this API issued") from exc
+    data = cursor_unpack(value)
     if not isinstance(data, dict) or set(data) != {"k", "t", "i"}:
         raise InvalidCursor("the cursor is not one this API issued")
     if data["k"] != kind:
@@ -98,21 +85,10 @@ class TimeCursorPagination:
         except InvalidCursor as exc:
             raise ApiError(code="invalid_cursor", message=f"cursor: {exc}", errors={"cursor": [str(exc)]}) from None
 
-    def order(self, queryset):
-        if self.descending:
-            return queryset.order_by("-created_at", "-id")
-        return queryset.order_by("created_at", "id")
-
     def after(self, queryset, position: tuple[datetime, int] | None):
         """The rows strictly after ``position`` in this list's order."""
-        if position is None:
-            return self.order(queryset)
-        created_at, pk = position
-        if self.descending:
-            keyset = Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=pk)
-        else:
-            keyset = Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=pk)
-        return self.order(queryset.filter(keyset))
+        order = ["-created_at", "-id"] if self.descending else ["created_at", "id"]
+        return rows_after(queryset, order=order, position=position)
 
     def paginate(self, queryset, request) -> list:
         self.request = request

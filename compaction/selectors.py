@@ -12,9 +12,7 @@ rows on the page.
 
 from __future__ import annotations
 
-import base64
 import difflib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -26,6 +24,7 @@ from conversations.models import Conversation, Message, MessageRevision, Pair, S
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from .digest import digest_input, source_digest
+from .keyset import InvalidCursor, cursor_pack, cursor_unpack, rows_after
 from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
 
 # Display order of states, most in need of attention last so a bar reads
@@ -48,26 +47,6 @@ QUEUE_FILTERS = (*QUEUE_STATES, SOURCE_CHANGED)
 
 # --- keyset pagination -------------------------------------------------------
 
-class BadCursor(ValueError):
-    pass
-
-
-def cursor_encode(values: list) -> str:
-    raw = json.dumps(values, separators=(",", ":"), default=str).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def cursor_decode(cursor: str) -> list:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError) as exc:
-        raise BadCursor("cursor is not valid") from exc
-    if not isinstance(values, list):
-        raise BadCursor("cursor is not valid")
-    return values
-
-
 @dataclass
 class Page:
     rows: list
@@ -78,31 +57,21 @@ def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: in
             parse=None) -> Page:
     """Order ``qs`` by ``order`` (all fields descending or all ascending,
     the last one unique) and return the page after ``cursor``."""
-    desc = order[0].startswith("-")
     names = [o.lstrip("-") for o in order]
+    position = None
     if cursor:
-        values = cursor_decode(cursor)
-        if len(values) != len(names):
-            raise BadCursor("cursor is not valid")
+        # A desk cursor holds the last row's ordering values, as a JSON list.
+        position = cursor_unpack(cursor)
+        if not isinstance(position, list) or len(position) != len(names):
+            raise InvalidCursor("cursor is not valid")
         if parse:
-            values = parse(values)
-        op = "lt" if desc else "gt"
-        # (a, b) < (va, vb)  ⇔  a < va OR (a = va AND b < vb)
-        cond = Q()
-        for i in range(len(names)):
-            term = Q(**{f"{names[i]}__{op}": values[i]})
-            for j in range(i):
-                term &= Q(**{names[j]: values[j]})
-            cond |= term
-        # The redundant bound on the leading column gives the planner an
-        # index range to start from instead of filtering an OR row by row.
-        qs = qs.filter(Q(**{f"{names[0]}__{op}e": values[0]}), cond)
-    rows = list(qs.order_by(*order)[: page_size + 1])
+            position = parse(position)
+    rows = list(rows_after(qs, order=order, position=position)[: page_size + 1])
     next_cursor = None
     if len(rows) > page_size:
         rows = rows[:page_size]
         last = rows[-1]
-        next_cursor = cursor_encode([_attr(last, n) for n in names])
+        next_cursor = cursor_pack([_attr(last, n) for n in names])
     return Page(rows=rows, next_cursor=next_cursor)
 
 
@@ -119,21 +88,21 @@ def _parse_dt_first(values):
     try:
         return [datetime.fromisoformat(values[0]) if values[0] else None, int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 def _parse_str_first(values):
     try:
         return [str(values[0]), int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 def _parse_int_first(values):
     try:
         return [int(values[0]), int(values[1])]
     except (TypeError, ValueError) as exc:
-        raise BadCursor("cursor is not valid") from exc
+        raise InvalidCursor("cursor is not valid") from exc
 
 
 # --- conversations list -------------------------------------------------------

@@ -10,6 +10,7 @@ reads without JavaScript; actions redirect after POST).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import wraps
 
 from django.contrib import messages
@@ -31,6 +32,7 @@ from .forms import (
     ReasonForm,
     VerdictForm,
 )
+from .keyset import InvalidCursor
 from .models import CompactionJob, JobState
 
 PAGE_SIZE = 50
@@ -61,16 +63,55 @@ def _query_without(request, *names) -> str:
     return params.urlencode()
 
 
-def _bad_filters(request, template, form, extra=None):
-    context = {"form": form, "page": None, "rows": [], "next_url": None, **(extra or {})}
-    return render(request, template, context, status=400)
+# --- list pages ---------------------------------------------------------------------
+# The conversations, failed-ranges and activity pages read the same way: filters
+# from the query string, one keyset page after ``?cursor=``, a pager that keeps the
+# filters. A view only says which form, which selector and which template.
+
+BAD_CURSOR_TEXT = "The page cursor is not valid."
 
 
-def _cursor_page(request, fetch):
+@dataclass
+class _Listing:
+    context: dict
+    refused: str = ""  # "filters" or "cursor" when the query string was refused
+
+
+def _listing(request, form_class, fetch) -> _Listing:
+    """Bind ``form_class`` to the query string (its scope menu limited to the
+    user's scopes) and read the page with ``fetch(filters, cursor)``, where
+    ``filters`` is the cleaned data, empty when nothing was asked."""
+    form = form_class(request.GET or None, scopes=selectors.visible_scopes(user=request.user))
+    context = {"form": form, "rows": [], "next_url": None}
+    if form.is_bound and not form.is_valid():
+        return _Listing(context, refused="filters")
+    cursor = request.GET.get("cursor") or None
     try:
-        return fetch(request.GET.get("cursor") or None)
-    except selectors.BadCursor:
-        return None
+        page = fetch(form.cleaned_data if form.is_bound else {}, cursor)
+    except InvalidCursor:
+        return _Listing(context, refused="cursor")
+    base = _query_without(request, "cursor")
+    context.update(
+        rows=page.rows,
+        first_url=f"?{base}" if base else "?",
+        next_url=(f"?{base}&cursor={page.next_cursor}" if base else f"?cursor={page.next_cursor}")
+        if page.next_cursor else None,
+        paged=bool(cursor),
+    )
+    return _Listing(context)
+
+
+def _list_page(request, template: str, listing: _Listing, *, extra=None, bad_cursor_as_page=False):
+    """A refused filter answers 400 with the whole page, so the filter bar can
+    name the field; a refused cursor answers 400 in plain text (or with the
+    empty page, where the page asks for that). Otherwise the ``#results``
+    partial for HTMX and the whole page for everyone else."""
+    context = {**listing.context, **(extra or {})}
+    if listing.refused == "cursor" and not bad_cursor_as_page:
+        return HttpResponse(BAD_CURSOR_TEXT, status=400, content_type="text/plain")
+    if listing.refused:
+        return render(request, template, context, status=400)
+    return render(request, f"{template}#results" if request.htmx else template, context)
 
 
 # --- conversations --------------------------------------------------------------
@@ -78,29 +119,12 @@ def _cursor_page(request, fetch):
 @require_GET
 @role_required(roles.can_read)
 def conversation_list(request):
-    scopes = selectors.visible_scopes(user=request.user)
-    form = ConversationFilterForm(request.GET or None, scopes=scopes)
-    if form.is_bound and not form.is_valid():
-        return _bad_filters(request, "desk/conversations.html", form)
-    f = form.cleaned_data if form.is_bound else {}
-    page = _cursor_page(request, lambda cursor: selectors.conversation_list(
+    listing = _listing(request, ConversationFilterForm, lambda f, cursor: selectors.conversation_list(
         user=request.user, q=f.get("q", ""), scope=f.get("scope", ""), has=f.get("has", ""),
         verdict=f.get("verdict", ""), updated_since=f.get("updated_since"), sort=f.get("sort") or "recent",
         cursor=cursor, page_size=PAGE_SIZE,
     ))
-    if page is None:
-        return HttpResponse("The page cursor is not valid.", status=400, content_type="text/plain")
-    base = _query_without(request, "cursor")
-    context = {
-        "form": form,
-        "rows": page.rows,
-        "next_url": f"?{base}&cursor={page.next_cursor}" if page.next_cursor and base else
-                    (f"?cursor={page.next_cursor}" if page.next_cursor else None),
-        "first_url": f"?{base}" if base else "?",
-        "paged": bool(request.GET.get("cursor")),
-    }
-    template = "desk/conversations.html#results" if request.htmx else "desk/conversations.html"
-    return render(request, template, context)
+    return _list_page(request, "desk/conversations.html", listing)
 
 
 @require_GET
@@ -273,36 +297,25 @@ def job_review(request, job_id: int):
 
 # --- failed ranges queue -------------------------------------------------------------
 
-def _queue_context(request, form=None, **extra):
-    scopes = selectors.visible_scopes(user=request.user)
-    filters = QueueFilterForm(request.GET or None, scopes=scopes)
-    ctx = {"form": filters, "rows": [], "next_url": None, "can_operate": roles.can_operate(request.user),
-           "bulk_form": form or BulkRerunForm(), **extra}
-    if filters.is_bound and not filters.is_valid():
-        return ctx, False
-    f = filters.cleaned_data if filters.is_bound else {}
-    page = _cursor_page(request, lambda cursor: selectors.queue_list(
+def _queue_listing(request) -> _Listing:
+    return _listing(request, QueueFilterForm, lambda f, cursor: selectors.queue_list(
         user=request.user, state=f.get("state", ""), failure_code=f.get("failure_code", ""),
         scope=f.get("scope", ""), prompt_version=f.get("prompt_version", ""), older_than=f.get("older_than", ""),
         cursor=cursor, page_size=PAGE_SIZE,
     ))
-    if page is None:
-        return ctx, False
-    base = _query_without(request, "cursor")
-    ctx.update(rows=page.rows, first_url=f"?{base}" if base else "?", paged=bool(request.GET.get("cursor")),
-               next_url=(f"?{base}&cursor={page.next_cursor}" if base else f"?cursor={page.next_cursor}")
-               if page.next_cursor else None)
-    return ctx, True
+
+
+def _queue_actions(request, bulk_form=None) -> dict:
+    return {"can_operate": roles.can_operate(request.user), "bulk_form": bulk_form or BulkRerunForm()}
 
 
 @require_GET
 @role_required(roles.can_read)
 def queue(request):
-    context, ok = _queue_context(request)
-    if not ok:
-        return render(request, "desk/queue.html", context, status=400)
-    template = "desk/queue.html#results" if request.htmx else "desk/queue.html"
-    return render(request, template, context)
+    # Unlike the other lists, the queue has always answered a bad cursor with
+    # its own (empty) page rather than plain text; kept so nothing changes.
+    return _list_page(request, "desk/queue.html", _queue_listing(request), extra=_queue_actions(request),
+                      bad_cursor_as_page=True)
 
 
 @require_POST
@@ -310,7 +323,7 @@ def queue(request):
 def queue_rerun(request):
     form = BulkRerunForm(request.POST)
     if not form.is_valid():
-        context, _ = _queue_context(request, form=form)
+        context = {**_queue_listing(request).context, **_queue_actions(request, bulk_form=form)}
         return render(request, "desk/queue.html", context, status=400)
     jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
@@ -346,26 +359,9 @@ def queue_rerun(request):
 @require_GET
 @role_required(roles.can_read)
 def activity(request):
-    scopes = selectors.visible_scopes(user=request.user)
-    form = ActivityFilterForm(request.GET or None, scopes=scopes)
-    if form.is_bound and not form.is_valid():
-        return _bad_filters(request, "desk/activity.html", form)
-    f = form.cleaned_data if form.is_bound else {}
-    page = _cursor_page(request, lambda cursor: selectors.audit_list(
+    listing = _listing(request, ActivityFilterForm, lambda f, cursor: selectors.audit_list(
         user=request.user, action=f.get("action", ""), actor=f.get("actor", ""), scope=f.get("scope", ""),
         conversation=f.get("conversation"), job=f.get("job"), since=f.get("since"), cursor=cursor,
         page_size=PAGE_SIZE,
     ))
-    if page is None:
-        return HttpResponse("The page cursor is not valid.", status=400, content_type="text/plain")
-    base = _query_without(request, "cursor")
-    context = {
-        "form": form,
-        "rows": page.rows,
-        "first_url": f"?{base}" if base else "?",
-        "paged": bool(request.GET.get("cursor")),
-        "next_url": (f"?{base}&cursor={page.next_cursor}" if base else f"?cursor={page.next_cursor}")
-        if page.next_cursor else None,
-    }
-    template = "desk/activity.html#results" if request.htmx else "desk/activity.html"
-    return render(request, template, context)
+    return _list_page(request, "desk/activity.html", listing)

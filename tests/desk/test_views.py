@@ -131,11 +131,55 @@ def test_bad_cursor_is_a_400(as_user, world):
     assert as_user(world.staff).get("/?cursor=!!notacursor").status_code == 400
 
 
+LIST_PAGES = ["conversations", "queue", "activity"]
+
+
+@pytest.mark.parametrize("name", LIST_PAGES)
+@pytest.mark.parametrize("cursor", ["!!notacursor", "WzFd", "bm90IGpzb24"])  # garbage, [1], "not json"
+def test_every_list_page_answers_a_malformed_cursor_with_400(as_user, world, name, cursor):
+    assert as_user(world.staff).get(f"{page_urls(world)[name]}?cursor={cursor}").status_code == 400
+
+
+@pytest.mark.parametrize("name", LIST_PAGES)
+def test_every_list_page_answers_a_bad_filter_with_400_naming_the_field(as_user, world, name):
+    response = as_user(world.staff).get(f"{page_urls(world)[name]}?scope=no-such-scope")
+    assert response.status_code == 400
+    assert "scope:" in response.content.decode()
+
+
 def test_htmx_request_renders_only_the_results_partial(as_user, world):
     response = as_user(world.staff).get("/?q=conv", HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="results"')
     assert "<html" not in html
+
+
+@pytest.mark.parametrize("name", LIST_PAGES)
+def test_every_list_page_swaps_its_results_with_the_pager_inside(as_user, world, name):
+    html = as_user(world.staff).get(page_urls(world)[name], HTTP_HX_REQUEST="true").content.decode()
+    assert html.lstrip().startswith('<section id="results"') and "<html" not in html
+    assert '<nav class="pager"' in html
+
+
+def test_pager_links_keep_the_filters_and_work_with_and_without_htmx(as_user, world):
+    from conversations.models import Conversation
+
+    Conversation.objects.bulk_create(
+        [Conversation(scope="default", external_id=f"bulk-{i:03d}", title=f"bulk {i}") for i in range(60)]
+    )
+    client = as_user(world.staff)
+    first = client.get("/?q=bulk&sort=external_id")
+    next_url = first.context["next_url"]
+    assert next_url.startswith("?q=bulk&sort=external_id&cursor=")
+    html = first.content.decode().replace("&amp;", "&")
+    assert (f'<a href="{next_url}" hx-get="{next_url}" hx-target="#results" hx-swap="outerHTML" '
+            'hx-push-url="true">Next page »</a>') in html
+    assert "« First page" not in html
+
+    second = client.get(f"/{next_url}", HTTP_HX_REQUEST="true").content.decode().replace("&amp;", "&")
+    assert ('<a href="?q=bulk&sort=external_id" hx-get="?q=bulk&sort=external_id" hx-target="#results" '
+            'hx-swap="outerHTML" hx-push-url="true">« First page</a>') in second
+    assert "Next page »" not in second
 
 
 # --- conversation page ---------------------------------------------------------------
