@@ -85,8 +85,12 @@ def _attr(obj, name):
 
 
 def _parse_dt_first(values):
+    # The timestamps ordered by are never null and always stored with a zone.
     try:
-        return [datetime.fromisoformat(values[0]) if values[0] else None, int(values[1])]
+        moment = datetime.fromisoformat(values[0])
+        if moment.tzinfo is None:
+            raise ValueError("a cursor's time carries its zone")
+        return [moment, int(values[1])]
     except (TypeError, ValueError) as exc:
         raise InvalidCursor("cursor is not valid") from exc
 

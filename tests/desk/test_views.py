@@ -135,7 +135,10 @@ LIST_PAGES = ["conversations", "queue", "activity"]
 
 
 @pytest.mark.parametrize("name", LIST_PAGES)
-@pytest.mark.parametrize("cursor", ["!!notacursor", "WzFd", "bm90IGpzb24"])  # garbage, [1], "not json"
+@pytest.mark.parametrize("cursor", [
+    "!!notacursor", "WzFd", "bm90IGpzb24",  # garbage, [1], "not json"
+    "WyIiLDVd", "W251bGwsNV0", "WyIyMDI2LTAxLTAxVDAwOjAwOjAwIiw1XQ",  # ["", 5], [null, 5], a time without zone
+])
 def test_every_list_page_answers_a_malformed_cursor_with_400(as_user, world, name, cursor):
     assert as_user(world.staff).get(f"{page_urls(world)[name]}?cursor={cursor}").status_code == 400
 
