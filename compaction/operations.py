@@ -8,6 +8,8 @@ API call these and nothing else to change a job.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from django.db import transaction
 
 from .models import AuditEvent, CompactionJob, JobState, PromptVersion, Review, Verdict
@@ -111,20 +113,33 @@ def job_rerun(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
     return job
 
 
-def jobs_bulk_rerun(*, jobs, actor, reason: str) -> tuple[list[CompactionJob], list[tuple[int, str]]]:
-    """Re-run many jobs with one reason. Jobs that cannot be re-run are
-    reported, not fatal: returns (re-run jobs, [(job id, why not)])."""
+@dataclass
+class BulkRerun:
+    rerun: list[CompactionJob] = field(default_factory=list)
+    replanned: list[tuple[CompactionJob, CompactionJob]] = field(default_factory=list)  # (old, new)
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (job id, why not)
+
+
+def jobs_bulk_rerun(*, jobs, actor, reason: str) -> BulkRerun:
+    """Act on many jobs with one reason, each as the operator would one by
+    one: a failed or exhausted job runs again (``job_rerun``); a job whose
+    source changed (stale, or succeeded with ``source_changed_at``) has its
+    range bound to the current source (``job_replan``). A job neither
+    applies to is reported with why, not fatal."""
     reason = _require_reason(reason)
-    done, skipped = [], []
+    result = BulkRerun()
     with transaction.atomic():
         for job in jobs:
             try:
                 with transaction.atomic():
-                    done.append(_grant(job, actor=actor, reason=reason, action="job.rerun"))
+                    if job.state == JobState.STALE or job.source_changed_at is not None:
+                        result.replanned.append((job, job_replan(job=job, actor=actor, reason=reason)))
+                    else:
+                        result.rerun.append(_grant(job, actor=actor, reason=reason, action="job.rerun"))
             except ActionRefused as exc:
-                skipped.append((job.pk, exc.message))
-        enqueue_after_commit([j.pk for j in done])
-    return done, skipped
+                result.skipped.append((job.pk, exc.message))
+        enqueue_after_commit([j.pk for j in result.rerun])
+    return result
 
 
 def conversation_rerun(*, conversation, actor, reason: str) -> list[CompactionJob]:

@@ -327,25 +327,15 @@ def queue_rerun(request):
         return render(request, "desk/queue.html", context, status=400)
     jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
-    # Failed and exhausted ranges run again (operations.job_rerun). A stale range's
-    # source changed (as has a succeeded one's with source_changed_at), so
-    # re-running its old binding would be wrong: its conversation is
-    # re-planned instead, which binds a new job to the current source
-    # (operations.conversation_rerun).
-    replan = [j for j in jobs if j.state == JobState.STALE or j.source_changed_at is not None]
-    retry = [j for j in jobs if j not in replan]
-    stale_conversations = {j.conversation_id: j.conversation for j in replan}
-    done, skipped = operations.jobs_bulk_rerun(jobs=retry, actor=request.user, reason=reason) if retry else ([], [])
-    replanned = []
-    for conversation in stale_conversations.values():
-        replanned += operations.conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
+    result = operations.jobs_bulk_rerun(jobs=jobs, actor=request.user, reason=reason)
     missing = len(form.cleaned_data["jobs"]) - len(jobs)
-    if done:
-        messages.success(request, f"Re-ran {len(done)} range(s): " + ", ".join(f"#{j.pk}" for j in done) + ".")
-    if stale_conversations:
-        messages.success(request, f"Re-planned {len(stale_conversations)} conversation(s) with stale ranges; "
-                                  f"{len(replanned)} job(s) queued.")
-    for job_id, why in skipped:
+    if result.rerun:
+        messages.success(request, f"Re-ran {len(result.rerun)} range(s): "
+                                  + ", ".join(f"#{j.pk}" for j in result.rerun) + ".")
+    if result.replanned:
+        messages.success(request, f"Bound {len(result.replanned)} range(s) to their current source: "
+                                  + ", ".join(f"#{old.pk} → #{new.pk}" for old, new in result.replanned) + ".")
+    for job_id, why in result.skipped:
         messages.warning(request, f"Job #{job_id} was not re-run: {why}")
     if missing:
         messages.warning(request, f"{missing} selected job(s) were not found.")

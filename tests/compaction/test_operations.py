@@ -135,8 +135,9 @@ def test_bulk_rerun_reports_what_it_skipped(operator):
     conv2 = ingest(conversation_document(30, external_id="c2", prefix="x"))
     (done,) = services.conversation_plan(conversation=conv2)
     services.job_run(job_id=done.pk, provider=RecordingProvider())
-    rerun, skipped = operations.jobs_bulk_rerun(jobs=CompactionJob.objects.all(), actor=operator, reason="bulk")
-    assert [j.pk for j in rerun] == [job.pk] and [s[0] for s in skipped] == [done.pk]
+    result = operations.jobs_bulk_rerun(jobs=CompactionJob.objects.all(), actor=operator, reason="bulk")
+    assert [j.pk for j in result.rerun] == [job.pk] and [s[0] for s in result.skipped] == [done.pk]
+    assert result.replanned == []
     assert AuditEvent.objects.filter(action="job.rerun", reason="bulk").count() == 1
 
 

@@ -500,7 +500,8 @@ def test_bulk_rerun_of_a_summary_whose_source_changed_plans_a_new_job(
     assert new.state == JobState.PENDING and new.source_digest != old.source_digest and new.source_changed_at is None
 
 
-def test_bulk_rerun_replans_the_conversation_of_a_stale_range(as_user, world, django_capture_on_commit_callbacks):
+def test_bulk_rerun_binds_a_stale_range_to_its_current_source_and_leaves_the_others(
+        as_user, world, django_capture_on_commit_callbacks):
     from tests.desk.conftest import ingest
     from tests.factories import conversation_document
 
@@ -511,10 +512,12 @@ def test_bulk_rerun_replans_the_conversation_of_a_stale_range(as_user, world, dj
     with django_capture_on_commit_callbacks():
         response = as_user(world.operator).post(reverse("desk-queue-rerun"), {
             "jobs": [world.failed.pk], "reason": "source edited", "confirm": "on"}, follow=True)
-    assert "Re-planned 1 conversation" in response.content.decode()
     new = CompactionJob.objects.filter(conversation=world.conversation, from_pair=10).exclude(pk=world.failed.pk).get()
+    assert f"#{world.failed.pk} → #{new.pk}" in response.content.decode()
     assert new.state == JobState.PENDING and new.source_digest != world.failed.source_digest
-    assert AuditEvent.objects.get(action="conversation.rerun").reason == "source edited"
+    assert AuditEvent.objects.get(action="job.replan").reason == "source edited"
+    # Only the selected range: the conversation's exhausted range was not re-run.
+    assert CompactionJob.objects.get(pk=world.exhausted.pk).state == JobState.EXHAUSTED
 
 
 @pytest.mark.parametrize("data, message", [
