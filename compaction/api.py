@@ -451,6 +451,29 @@ class JobGrantAttemptApi(StrictQueryMixin, APIView):
         return Response(_record(_job_or_404(request, job.pk)), status=status.HTTP_202_ACCEPTED)
 
 
+class JobReplanApi(StrictQueryMixin, APIView):
+    """Bind a range whose source changed to its current source: a new job
+    for that range only (current prompt version and model), queued; the old
+    job and any summary stay as the record. For a stale job, or a succeeded
+    one whose source changed since (``source_valid`` false). Answers with
+    the new job's record."""
+
+    permission_classes = [CanOperate]
+    throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="replan_job", request=ReasonSerializer,
+                   responses={202: AuditRecordSerializer, **ERRORS_WRITE})
+    def post(self, request, job_id: int):
+        job = _job_or_404(request, job_id)
+        reason = _reason(request)
+        try:
+            new = operations.job_replan(job=job, actor=request.user, reason=reason)
+        except operations.ActionRefused as exc:
+            raise _refused(exc) from None
+        return Response(_record(_job_or_404(request, new.pk)), status=status.HTTP_202_ACCEPTED)
+
+
 class JobRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     from_pair = serializers.IntegerField()

@@ -27,6 +27,7 @@ api_v1 = [
     path("audits/<int:job_id>/", compaction_api.AuditDetailApi.as_view(), name="api-audit"),
     path("jobs/<int:job_id>/rerun/", compaction_api.JobRerunApi.as_view(), name="api-job-rerun"),
     path("jobs/<int:job_id>/grant-attempt/", compaction_api.JobGrantAttemptApi.as_view(), name="api-job-grant-attempt"),
+    path("jobs/<int:job_id>/replan/", compaction_api.JobReplanApi.as_view(), name="api-job-replan"),
     path(
         "conversations/<int:conversation_id>/compact/",
         compaction_api.ConversationCompactApi.as_view(),
@@ -43,6 +44,7 @@ desk_urls = [
     path("jobs/<int:job_id>/", desk.job_detail, name="desk-job"),
     path("jobs/<int:job_id>/rerun/", desk.job_rerun, name="desk-job-rerun"),
     path("jobs/<int:job_id>/grant/", desk.job_grant_attempt, name="desk-job-grant"),
+    path("jobs/<int:job_id>/replan/", desk.job_replan, name="desk-job-replan"),
     path("jobs/<int:job_id>/review/", desk.job_review, name="desk-job-review"),
     path("queue/", desk.queue, name="desk-queue"),
     path("queue/rerun/", desk.queue_rerun, name="desk-queue-rerun"),

@@ -218,9 +218,11 @@ def _job_context(request, job, **extra):
         "can_operate": roles.can_operate(request.user),
         "can_review": roles.can_review(request.user),
         "rerunnable": job.state in operations.RERUNNABLE,
+        "replannable": job.state == JobState.STALE or job.source_changed_at is not None,
         "verdict_form": VerdictForm(),
         "rerun_form": ReasonForm(prefix="rerun"),
         "grant_form": ReasonForm(prefix="grant"),
+        "replan_form": ReasonForm(prefix="replan"),
         **selectors.job_detail(job=job),
         **extra,
     }
@@ -270,6 +272,25 @@ def job_rerun(request, job_id: int):
 @role_required(roles.can_operate)
 def job_grant_attempt(request, job_id: int):
     return _job_action(request, job_id, prefix="grant", action=operations.job_grant_attempt)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_replan(request, job_id: int):
+    """A new job for this range bound to its current source; the answer is
+    that job's page (a plain form: the page moves to another job)."""
+    job = _job_or_404(request, job_id)
+    form = ReasonForm(request.POST, prefix="replan")
+    if not form.is_valid():
+        return render(request, "desk/job.html", _job_context(request, job, replan_form=form), status=400)
+    try:
+        new = operations.job_replan(job=job, actor=request.user, reason=form.cleaned_data["reason"])
+    except operations.ActionRefused as exc:
+        messages.error(request, exc.message)
+        return redirect("desk-job", job_id=job.pk)
+    messages.success(request, f"Pairs {new.from_pair}–{new.to_pair} bound to their current source as job #{new.pk} "
+                              f"(job #{job.pk} stays as the record).")
+    return redirect("desk-job", job_id=new.pk)
 
 
 @require_POST

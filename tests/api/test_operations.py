@@ -21,6 +21,10 @@ def grant_url(job):
     return f"/api/v1/jobs/{job.pk}/grant-attempt/"
 
 
+def replan_url(job):
+    return f"/api/v1/jobs/{job.pk}/replan/"
+
+
 @pytest.mark.parametrize("role", ["staff", "operator"])
 def test_operator_reruns_an_exhausted_job_with_a_reason(clients, history, role):
     response = clients[role].post(rerun_url(history["failed"]), REASON, format="json")
@@ -41,7 +45,7 @@ def test_grant_attempt_raises_the_limit_by_one_and_is_logged(clients, history):
     assert AuditEvent.objects.filter(action="job.grant_attempt", job=job, reason=REASON["reason"]).count() == 1
 
 
-@pytest.mark.parametrize("url", [rerun_url, grant_url])
+@pytest.mark.parametrize("url", [rerun_url, grant_url, replan_url])
 @pytest.mark.parametrize("role, status", [("support", 403), ("integrator", 403), ("norole", 403), ("anonymous", 401)])
 def test_only_operators_may_rerun_or_grant(clients, history, url, role, status):
     response = clients[role].post(url(history["failed"]), REASON, format="json")
@@ -57,6 +61,31 @@ def test_missing_reason_is_refused_and_nothing_changes(clients, history, url, bo
     assert response.status_code == 400
     assert response.json()["code"] == "reason_required" and "reason" in response.json()["errors"]
     assert CompactionJob.objects.get(pk=history["failed"].pk).state == JobState.EXHAUSTED
+    assert not AuditEvent.objects.exists()
+
+
+def test_replan_binds_a_range_whose_source_changed_to_its_current_source(clients, history):
+    from conversations.documents import validate_document
+    from conversations.services import conversation_ingest
+    from tests.factories import conversation_document
+
+    doc = conversation_document(45)
+    doc["messages"][1]["content"] = "Answer 0, corrected."
+    conversation_ingest(document=validate_document(doc), actor="tests")
+    response = clients["operator"].post(replan_url(history["done"]), REASON, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["job"] != history["done"].pk and (body["from_pair"], body["state"]) == (0, "pending")
+    assert body["source_valid"] is True and body["source_digest"] != history["done"].source_digest
+    event = AuditEvent.objects.get(action="job.replan")
+    assert (event.reason, event.before["job"], event.after["job"]) == (REASON["reason"], history["done"].pk, body["job"])
+    again = clients["operator"].post(replan_url(history["done"]), REASON, format="json")
+    assert again.status_code == 409 and again.json()["code"] == "exists"
+
+
+def test_replan_of_a_job_whose_source_did_not_change_is_a_conflict(clients, history):
+    response = clients["operator"].post(replan_url(history["failed"]), REASON, format="json")
+    assert response.status_code == 409 and response.json()["code"] == "source_unchanged"
     assert not AuditEvent.objects.exists()
 
 

@@ -319,12 +319,50 @@ def test_operator_grants_an_attempt_to_an_exhausted_job(as_user, world, django_c
     assert AuditEvent.objects.get(action="job.grant_attempt").reason == "prompt fixed upstream"
 
 
-@pytest.mark.parametrize("action, prefix", [("desk-job-rerun", "rerun"), ("desk-job-grant", "grant")])
+@pytest.mark.parametrize("action, prefix", [("desk-job-rerun", "rerun"), ("desk-job-grant", "grant"),
+                                            ("desk-job-replan", "replan")])
 @pytest.mark.parametrize("role", ["support", "outsider"])
 def test_non_operator_posting_an_operator_action_gets_403_and_nothing_happens(as_user, world, action, prefix, role):
     response = rerun_post(as_user(getattr(world, role)), world.failed, action=action, prefix=prefix)
     assert response.status_code == 403
     assert CompactionJob.objects.get(pk=world.failed.pk).state == JobState.FAILED
+    assert not AuditEvent.objects.exists()
+
+
+def test_operator_binds_a_range_whose_source_changed_to_its_current_source(
+        as_user, world, django_capture_on_commit_callbacks):
+    from tests.desk.conftest import ingest
+    from tests.factories import conversation_document
+
+    client = as_user(world.operator)
+    page = reverse("desk-job", args=[world.succeeded.pk])
+    assert "Bind this range to its current source" not in client.get(page).content.decode()
+    doc = conversation_document(50, scope="default", external_id="conv-a", title="Refund for order 88232")
+    doc["messages"][1]["content"] = "Answer 0 was corrected: the fee was 1.00 EUR."
+    ingest(doc)
+    assert "Bind this range to its current source" in client.get(page).content.decode()
+    with django_capture_on_commit_callbacks():
+        response = rerun_post(client, world.succeeded, action="desk-job-replan", prefix="replan",
+                              reason="answer 0 corrected")
+    new = CompactionJob.objects.filter(conversation=world.conversation, from_pair=0).exclude(
+        pk=world.succeeded.pk).get()
+    assert response.status_code == 302 and response["Location"] == reverse("desk-job", args=[new.pk])
+    assert new.state == JobState.PENDING and new.source_changed_at is None
+    assert AuditEvent.objects.get(action="job.replan").reason == "answer 0 corrected"
+    assert CompactionJob.objects.get(pk=world.succeeded.pk).state == JobState.SUCCEEDED
+
+
+def test_binding_a_range_needs_a_reason_and_confirmation(as_user, world):
+    from tests.desk.conftest import ingest
+    from tests.factories import conversation_document
+
+    doc = conversation_document(50, scope="default", external_id="conv-a", title="Refund for order 88232")
+    doc["messages"][1]["content"] = "Answer 0 was corrected: the fee was 1.00 EUR."
+    ingest(doc)
+    response = rerun_post(as_user(world.operator), world.succeeded, action="desk-job-replan", prefix="replan",
+                          reason="", confirm="")
+    assert response.status_code == 400
+    assert CompactionJob.objects.filter(conversation=world.conversation, from_pair=0).count() == 1
     assert not AuditEvent.objects.exists()
 
 
