@@ -122,8 +122,12 @@ def slot_release(*, number: int, holder: str) -> None:
 def slots_in_use() -> int:
     if _uses_advisory_locks():
         with connection.cursor() as cursor:
+            # Advisory locks belong to one database; pg_locks shows the
+            # whole server's, including other deployments' slots.
             cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
-                           "AND objsubid = 2 AND granted", [ADVISORY_KEY])
+                           "AND objsubid = 2 AND granted "
+                           "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                           [ADVISORY_KEY])
             return cursor.fetchone()[0]
     return AdmissionSlot.objects.exclude(holder="").filter(expires_at__gte=timezone.now()).count()
 
