@@ -211,6 +211,8 @@ def _job_or_404(request, job_id: int) -> CompactionJob:
 
 
 def _job_context(request, job, **extra):
+    detail = selectors.job_detail(job=job)
+    changed = job.state == JobState.STALE or job.source_changed_at is not None
     return {
         "job": job,
         "conversation": job.conversation,
@@ -218,12 +220,12 @@ def _job_context(request, job, **extra):
         "can_operate": roles.can_operate(request.user),
         "can_review": roles.can_review(request.user),
         "rerunnable": job.state in operations.RERUNNABLE,
-        "replannable": job.state == JobState.STALE or job.source_changed_at is not None,
+        "replannable": changed and detail["superseded_by"] is None,
         "verdict_form": VerdictForm(),
         "rerun_form": ReasonForm(prefix="rerun"),
         "grant_form": ReasonForm(prefix="grant"),
         "replan_form": ReasonForm(prefix="replan"),
-        **selectors.job_detail(job=job),
+        **detail,
         **extra,
     }
 

@@ -466,6 +466,23 @@ def test_queue_lists_failed_and_exhausted_ranges_in_the_users_scopes(as_user, wo
     assert staff_ids == {world.failed.pk, world.exhausted.pk, world.other_failed.pk}
 
 
+def test_queue_leaves_out_a_job_whose_range_a_newer_job_covers(as_user, world):
+    from compaction.services import conversation_plan
+    from tests.desk.conftest import ingest
+    from tests.factories import conversation_document
+
+    doc = conversation_document(50, scope="default", external_id="conv-a", title="Refund for order 88232")
+    doc["messages"][1]["content"] = "Answer 0 was corrected: the fee was 1.00 EUR."
+    ingest(doc)
+    client = as_user(world.operator)
+    assert world.succeeded.pk in {j.pk for j in client.get(reverse("desk-queue")).context["rows"]}
+    (newer,) = conversation_plan(conversation=world.conversation)  # what auto-planning does after an edit
+    assert world.succeeded.pk not in {j.pk for j in client.get(reverse("desk-queue")).context["rows"]}
+    html = client.get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
+    assert "Bind this range to its current source" not in html
+    assert f"Job <a href=\"{reverse('desk-job', args=[newer.pk])}\">#{newer.pk}</a>" in html
+
+
 @pytest.mark.parametrize("query, expected", [
     ("failure_code=too_long", {"exhausted"}),
     ("state=failed", {"failed"}),
