@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from .models import AuditEvent, CompactionJob, JobState, PromptVersion, Review, Verdict
-from .services import conversation_plan
+from .services import conversation_plan, segment_job_bind
 
 RERUNNABLE = (JobState.FAILED, JobState.EXHAUSTED)
 
@@ -210,15 +210,8 @@ def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, mode
     segment = Segment.objects.filter(conversation_id=job.conversation_id, from_pair=job.from_pair).first()
     if segment is None:
         raise ActionRefused("not_planned", f"range {job.from_pair}-{job.to_pair} is no longer planned")
-    new_job, created = CompactionJob.objects.get_or_create(
-        conversation_id=job.conversation_id,
-        from_pair=segment.from_pair,
-        to_pair=segment.to_pair,
-        prompt_version=prompt_version,
-        model_id=model_id,
-        source_digest=segment.digest,
-        defaults={"scope": job.scope, "message_ids": segment.message_ids},
-    )
+    new_job, created = segment_job_bind(segment=segment, scope=job.scope, prompt_version=prompt_version,
+                                        model_id=model_id)
     if not created:
         raise ActionRefused("exists", f"job {new_job.pk} {exists}")
     return new_job

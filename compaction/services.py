@@ -101,19 +101,28 @@ def conversation_plan(*, conversation, prompt_version: PromptVersion | None = No
     for segment in segments:
         if (segment.from_pair, segment.digest) in existing:
             continue
-        with transaction.atomic():
-            job, was_created = CompactionJob.objects.get_or_create(
-                conversation=conversation,
-                from_pair=segment.from_pair,
-                to_pair=segment.to_pair,
-                prompt_version=prompt_version,
-                model_id=model_id,
-                source_digest=segment.digest,
-                defaults={"scope": conversation.scope, "message_ids": segment.message_ids},
-            )
+        job, was_created = segment_job_bind(segment=segment, scope=conversation.scope,
+                                            prompt_version=prompt_version, model_id=model_id)
         if was_created:
             created.append(job)
     return created
+
+
+def segment_job_bind(*, segment, scope: str, prompt_version: PromptVersion,
+                     model_id: str) -> tuple[CompactionJob, bool]:
+    """The job bound to ``segment``'s current source under this prompt
+    version and model, created pending if there is none (the binding is
+    unique, so concurrent callers get the same job). Returns (job, created)."""
+    with transaction.atomic():
+        return CompactionJob.objects.get_or_create(
+            conversation_id=segment.conversation_id,
+            from_pair=segment.from_pair,
+            to_pair=segment.to_pair,
+            prompt_version=prompt_version,
+            model_id=model_id,
+            source_digest=segment.digest,
+            defaults={"scope": scope, "message_ids": segment.message_ids},
+        )
 
 
 # --- Claim, run, finish (SPEC §5, seed 000 §5) ------------------------------
