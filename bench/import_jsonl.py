@@ -128,7 +128,9 @@ def main() -> None:
               f"{total_messages / elapsed:,.0f} messages/s ({args.conversations / elapsed:,.0f} documents/s)")
         step = max(1, len(samples) // 8)
         print(f"--batch {batch}: resident memory (MiB) start {rss_start:.1f}, during "
-              + ", ".join(f"{m:.1f}" for m in samples[::step]) + f", peak so far {peak_rss_mib():.1f}")
+              + ", ".join(f"{m:.1f}" for m in samples[::step])
+              # The kernel updates its high-water mark lazily, so a sample can top it.
+              + f", peak {max([peak_rss_mib(), *samples]):.1f}")
         if args.workers > 1:
             print(f"--batch {batch}: largest worker's resident memory (MiB) during "
                   + ", ".join(f"{m:.1f}" for m in worker_samples[::step]))
