@@ -11,14 +11,16 @@ def user_scopes(user) -> frozenset[str] | None:
     """The scopes ``user`` may read; ``None`` means every scope (staff)."""
     if not user or not user.is_authenticated:
         return frozenset()
+    # An API token may narrow what its user sees (compaction.auth sets this),
+    # a staff user's token too: staff are granted every scope, so the
+    # intersection is the token's own list.
+    token_scopes = getattr(user, "_token_scopes", None)
     if user.is_staff or user.is_superuser:
-        return None
+        return None if token_scopes is None else frozenset(token_scopes)
     cached = getattr(user, "_compaction_scopes", None)
     if cached is None:
         cached = frozenset(ScopeGrant.objects.filter(user=user).values_list("scope", flat=True))
         user._compaction_scopes = cached
-    # An API token may narrow what its user sees (compaction.auth sets this).
-    token_scopes = getattr(user, "_token_scopes", None)
     if token_scopes is not None:
         return cached & frozenset(token_scopes)
     return cached

@@ -134,3 +134,24 @@ def test_token_limited_to_a_scope_sees_only_that_scope():
 def test_schema_is_served():
     response = APIClient().get("/api/schema/")
     assert response.status_code == 200 and b"/api/v1/ingest/" in response.content
+
+
+def test_staff_token_limited_to_a_scope_sees_only_that_scope():
+    # grant_access lets a staff user's token be limited to any scope
+    # (TokenScope: "only the intersection of scopes and its user's grants";
+    # staff are granted every scope), so the limit must hold for staff too.
+    staff = make_user("root", staff=True, scopes=())
+    key = token_for(staff)
+    unlimited = APIClient()
+    unlimited.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    mine = post_doc(unlimited, conversation_document(1, scope="a", external_id="mine")).json()["conversation"]
+    theirs = post_doc(unlimited, conversation_document(1, scope="b", external_id="theirs")).json()["conversation"]
+    TokenScope.objects.create(token=Token.objects.get(key=key), scopes=["a"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    listed = client.get("/api/v1/conversations/").json()["results"]
+    assert [c["id"] for c in listed] == [mine]
+    for path in ("", "pairs/", "segments/"):
+        assert client.get(f"/api/v1/conversations/{theirs}/{path}").status_code == 404
+    assert client.get(f"/api/v1/conversations/{theirs}/projection", {"budget_bytes": 1000}).status_code == 404
+    assert post_doc(client, conversation_document(1, scope="b", external_id="more")).status_code == 403
