@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 
 from django.db.models import Q, QuerySet
 
@@ -34,9 +35,22 @@ def cursor_unpack(value: str):
     try:
         padded = value + "=" * (-len(value) % 4)
         raw = base64.b64decode(padded.encode("ascii"), altchars=b"-_", validate=True)
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite_float)
     except (UnicodeError, binascii.Error, ValueError) as exc:
         raise InvalidCursor("the cursor is not one this API issued") from exc
+
+
+def _no_constant(name: str):
+    # Python's json reads NaN and ±Infinity; JSON has no such numbers and no
+    # cursor we issue holds one (int() of one raises OverflowError, not ValueError).
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # e.g. 1e400
+        raise ValueError(f"{text} is out of range")
+    return number
 
 
 def rows_after(qs: QuerySet, *, order: list[str], position=None) -> QuerySet:

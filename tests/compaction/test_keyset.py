@@ -22,3 +22,14 @@ def test_character_outside_base64url_is_refused_not_skipped():
 def test_what_is_not_base64url_of_json_is_refused(value):
     with pytest.raises(InvalidCursor):
         cursor_unpack(value)
+
+
+@pytest.mark.parametrize("json_text", ["[Infinity,1]", "[-Infinity,1]", "[NaN,1]", "[1e400,1]", '{"i":1e999}'])
+def test_a_number_that_is_not_finite_is_refused(json_text):
+    # Python's json reads these; no cursor we issue holds one, and int() of
+    # an infinite float raises OverflowError where callers expect InvalidCursor.
+    import base64
+
+    cursor = base64.urlsafe_b64encode(json_text.encode()).decode().rstrip("=")
+    with pytest.raises(InvalidCursor):
+        cursor_unpack(cursor)

@@ -131,6 +131,13 @@ def test_bad_cursor_is_a_400(as_user, world):
     assert as_user(world.staff).get("/?cursor=!!notacursor").status_code == 400
 
 
+@pytest.mark.parametrize("sort", ["pairs", "external_id", "oldest"])
+def test_a_cursor_with_an_infinite_number_is_a_400_for_every_sort(as_user, world, sort):
+    # [Infinity, 1] and ["x", Infinity]
+    for cursor in ("W0luZmluaXR5LDFd", "WyJ4IixJbmZpbml0eV0"):
+        assert as_user(world.staff).get(f"/?sort={sort}&cursor={cursor}").status_code == 400
+
+
 LIST_PAGES = ["conversations", "queue", "activity"]
 
 
@@ -138,6 +145,10 @@ LIST_PAGES = ["conversations", "queue", "activity"]
 @pytest.mark.parametrize("cursor", [
     "!!notacursor", "WzFd", "bm90IGpzb24",  # garbage, [1], "not json"
     "WyIiLDVd", "W251bGwsNV0", "WyIyMDI2LTAxLTAxVDAwOjAwOjAwIiw1XQ",  # ["", 5], [null, 5], a time without zone
+    # [time, Infinity], [time, 1e400] (a float that overflows to infinity), [NaN, 5]: int() of an
+    # infinite float raises OverflowError, not ValueError, and answered 500
+    "WyIyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwIixJbmZpbml0eV0", "WyIyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwIiwxZTQwMF0",
+    "W05hTiw1XQ",
 ])
 def test_every_list_page_answers_a_malformed_cursor_with_400(as_user, world, name, cursor):
     assert as_user(world.staff).get(f"{page_urls(world)[name]}?cursor={cursor}").status_code == 400
