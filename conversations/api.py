@@ -5,7 +5,10 @@ Thin: each class parses input, calls one service or selector, renders.
 
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 from django.conf import settings
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -187,10 +190,27 @@ class ConversationCursor(CursorPagination):
     def decode_cursor(self, request):
         # DRF answers a malformed cursor with 404; it is a bad request.
         try:
-            return super().decode_cursor(request)
+            cursor = super().decode_cursor(request)
         except NotFound:
-            raise ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
-                           errors={"cursor": ["not a cursor this API issued"]}) from None
+            raise self._invalid() from None
+        if cursor is None or cursor.position is None:
+            return cursor
+        # DRF compares the position with updated_at as given: one that is no
+        # time (or an offset PostgreSQL refuses) would be a server error.
+        try:
+            moment = parse_datetime(cursor.position)
+            moment = moment.astimezone(dt_timezone.utc) if moment is not None and moment.tzinfo else None
+        except (ValueError, OverflowError):
+            moment = None
+        if moment is None:
+            raise self._invalid()
+        # The spelling DRF itself writes into the cursors it issues.
+        return cursor._replace(position=str(moment))
+
+    @staticmethod
+    def _invalid() -> ApiError:
+        return ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
+                        errors={"cursor": ["not a cursor this API issued"]})
 
 
 class ConversationListApi(APIView):

@@ -1,6 +1,8 @@
 """Ingest and read endpoints (SPEC §3, §8): token auth, scopes, field-level 400s."""
 
+import base64
 import json
+from urllib.parse import urlencode
 
 import pytest
 from rest_framework.test import APIClient
@@ -98,6 +100,27 @@ def test_list_is_paginated_with_a_cursor(api):
     second = api.get(first["next"]).json()
     ids = [c["id"] for c in first["results"]] + [c["id"] for c in second["results"]]
     assert len(ids) == 4 and len(set(ids)) == 4
+
+
+@pytest.mark.parametrize("position", [
+    "garbage", "2026-13-45T00:00:00Z", "2026-01-01T00:00:00+99:00", "", "2026-01-01 00:00:00",
+])
+def test_list_answers_a_cursor_naming_no_time_with_400(api, position):
+    # A DRF cursor is base64 of a query string whose "p" is compared with
+    # updated_at as is; a position that is no time raised ValidationError
+    # (or a PostgreSQL error for an offset it refuses) and answered 500.
+    post_doc(api, conversation_document(1, external_id="c0"))
+    cursor = base64.b64encode(urlencode({"o": 0, "r": 0, "p": position}).encode()).decode()
+    response = api.get("/api/v1/conversations/", {"cursor": cursor})
+    assert response.status_code == 400 and response.json()["code"] == "invalid_cursor"
+
+
+def test_list_reads_a_cursor_time_in_an_offset_postgresql_refuses_as_that_moment(api):
+    # Python takes offsets up to ±23:59, PostgreSQL only ±15:59 (a 500 before).
+    post_doc(api, conversation_document(1, external_id="c0"))
+    cursor = base64.b64encode(urlencode({"p": "2999-01-01T00:00:00+20:00"}).encode()).decode()
+    response = api.get("/api/v1/conversations/", {"cursor": cursor})
+    assert response.status_code == 200 and [c["external_id"] for c in response.json()["results"]] == ["c0"]
 
 
 def test_detail_pairs_and_segments(api):
