@@ -12,11 +12,12 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.pagination import CursorPagination, PageNumberPagination, _reverse_ordering
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from compaction.keyset import rows_after
 from compaction.rest import ApiError, CanIngest, CanRead
 
 from . import selectors, services
@@ -182,6 +183,18 @@ def _page_of(serializer_class, *, counted: bool):
 
 
 class ConversationCursor(CursorPagination):
+    """DRF's cursor pagination, keyed by the whole ordering.
+
+    DRF positions a cursor by ``updated_at`` alone and steps over ties with
+    an offset, so when a conversation already read that shares the last
+    timestamp of a page (one COPY import group shares one) gets new
+    activity, the offset skips a conversation that never changed. Here a
+    position is ``updated_at|id``, unique, so the next page is the rows after
+    that row in ``(updated_at, id)`` order (``compaction.keyset``), however
+    the rows around it move. A position without ``|id`` (a cursor issued
+    before) still reads as DRF read it.
+    """
+
     ordering = ("-updated_at", "-id")
     page_size = 50
     page_size_query_param = "page_size"
@@ -195,22 +208,85 @@ class ConversationCursor(CursorPagination):
             raise self._invalid() from None
         if cursor is None or cursor.position is None:
             return cursor
-        # DRF compares the position with updated_at as given: one that is no
-        # time (or an offset PostgreSQL refuses) would be a server error.
+        # A position that is no time (or an offset PostgreSQL refuses) would
+        # be a server error once compared with updated_at.
+        text, _, pk = cursor.position.partition("|")
         try:
-            moment = parse_datetime(cursor.position)
+            moment = parse_datetime(text)
             moment = moment.astimezone(dt_timezone.utc) if moment is not None and moment.tzinfo else None
+            pk = int(pk) if pk else None
         except (ValueError, OverflowError):
             moment = None
-        if moment is None:
+        if moment is None or (pk is not None and not 1 <= pk <= 2**63 - 1):
             raise self._invalid()
-        # The spelling DRF itself writes into the cursors it issues.
-        return cursor._replace(position=str(moment))
+        return cursor._replace(position=self._position(moment, pk))
 
     @staticmethod
     def _invalid() -> ApiError:
         return ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
                         errors={"cursor": ["not a cursor this API issued"]})
+
+    @staticmethod
+    def _position(moment, pk) -> str:
+        return str(moment) if pk is None else f"{moment}|{pk}"
+
+    def _get_position_from_instance(self, instance, ordering):
+        return self._position(instance.updated_at, instance.pk)
+
+    def _after(self, queryset, position: str, *, reverse: bool):
+        """The rows after ``position`` in the order read (DRF filtered by
+        ``updated_at`` alone)."""
+        text, _, pk = position.partition("|")
+        moment = parse_datetime(text)
+        order = list(self.ordering if not reverse else _reverse_ordering(self.ordering))
+        if pk:
+            return rows_after(queryset, order=order, position=[moment, int(pk)])
+        lookup = "updated_at__lt" if order[0].startswith("-") else "updated_at__gt"
+        return queryset.filter(**{lookup: moment}).order_by(*order)
+
+    def paginate_queryset(self, queryset, request, view=None):
+        # DRF's, but for the filter on the position (see _after).
+        self.request = request
+        self.page_size = self.get_page_size(request)
+        if not self.page_size:
+            return None
+        self.base_url = request.build_absolute_uri()
+        self.ordering = self.get_ordering(request, queryset, view)
+        self.cursor = self.decode_cursor(request)
+        if self.cursor is None:
+            (offset, reverse, current_position) = (0, False, None)
+        else:
+            (offset, reverse, current_position) = self.cursor
+        if current_position is not None:
+            queryset = self._after(queryset, current_position, reverse=reverse)
+        else:
+            queryset = queryset.order_by(*(_reverse_ordering(self.ordering) if reverse else self.ordering))
+        results = list(queryset[offset:offset + self.page_size + 1])
+        self.page = list(results[:self.page_size])
+        if len(results) > len(self.page):
+            has_following_position = True
+            following_position = self._get_position_from_instance(results[-1], self.ordering)
+        else:
+            has_following_position = False
+            following_position = None
+        if reverse:
+            self.page = list(reversed(self.page))
+            self.has_next = (current_position is not None) or (offset > 0)
+            self.has_previous = has_following_position
+            if self.has_next:
+                self.next_position = current_position
+            if self.has_previous:
+                self.previous_position = following_position
+        else:
+            self.has_next = has_following_position
+            self.has_previous = (current_position is not None) or (offset > 0)
+            if self.has_next:
+                self.next_position = following_position
+            if self.has_previous:
+                self.previous_position = current_position
+        if (self.has_previous or self.has_next) and self.template is not None:
+            self.display_page_controls = True
+        return self.page
 
 
 class ConversationListApi(APIView):

@@ -178,3 +178,48 @@ def test_staff_token_limited_to_a_scope_sees_only_that_scope():
         assert client.get(f"/api/v1/conversations/{theirs}/{path}").status_code == 404
     assert client.get(f"/api/v1/conversations/{theirs}/projection", {"budget_bytes": 1000}).status_code == 404
     assert post_doc(client, conversation_document(1, scope="b", external_id="more")).status_code == 403
+
+
+def _tied_conversations(api, n):
+    """c0 newest, then n-1 conversations sharing one updated_at, as one
+    COPY import group leaves them."""
+    from datetime import datetime, timezone
+
+    for i in range(n):
+        post_doc(api, conversation_document(1, external_id=f"c{i}"))
+    Conversation.objects.exclude(external_id="c0").update(updated_at=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    Conversation.objects.filter(external_id="c0").update(updated_at=datetime(2026, 11, 2, tzinfo=timezone.utc))
+
+
+def test_list_skips_no_unchanged_conversation_when_one_already_read_gets_activity(api):
+    # DRF positioned the cursor by updated_at alone plus an offset over the
+    # tie; the read conversation leaving the tie made the offset skip c3.
+    from datetime import datetime, timezone
+
+    _tied_conversations(api, 6)
+    first = api.get("/api/v1/conversations/", {"page_size": 3}).json()
+    seen = [c["external_id"] for c in first["results"]]
+    Conversation.objects.filter(external_id=seen[-1]).update(updated_at=datetime(2026, 11, 3, tzinfo=timezone.utc))
+    url = first["next"]
+    while url:
+        page = api.get(url).json()
+        seen += [c["external_id"] for c in page["results"]]
+        url = page["next"]
+    assert sorted(seen) == [f"c{i}" for i in range(6)] and len(seen) == 6
+
+
+def test_list_walks_forward_and_back_over_tied_rows(api):
+    _tied_conversations(api, 7)
+    pages, url = [], "/api/v1/conversations/?page_size=2"
+    while url:
+        page = api.get(url).json()
+        pages.append([c["external_id"] for c in page["results"]])
+        last, url = page, page["next"]
+    forward = [x for p in pages for x in p]
+    assert forward[0] == "c0" and sorted(forward) == [f"c{i}" for i in range(7)]
+    back, url = [], last["previous"]
+    while url:
+        page = api.get(url).json()
+        back.insert(0, [c["external_id"] for c in page["results"]])
+        url = page["previous"]
+    assert back == pages[:-1]
