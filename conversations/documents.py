@@ -10,6 +10,7 @@ ingest service, which knows what is stored.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -117,12 +118,21 @@ def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document
         if size_bytes > limit:
             raise DocumentInvalid({"document": [f"document is {size_bytes} bytes; the limit is {limit} bytes"]})
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise DocumentInvalid(
             {"document": [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]}
         ) from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to read
+        raise DocumentInvalid({"document": [f"malformed JSON: {str(exc)[:120]}"]}) from None
+    except RecursionError:
+        raise DocumentInvalid({"document": ["malformed JSON: nested too deeply"]}) from None
     return validate_document(data, size_bytes=size_bytes)
+
+
+def _refuse_constant(name: str):
+    # Python reads NaN, Infinity and -Infinity; JSON (and PostgreSQL) do not.
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
@@ -158,6 +168,8 @@ def _check_json_text(errors: _Errors, path: str, value: Any) -> None:
     """Strings anywhere in free-form JSON must be storable text too."""
     if isinstance(value, str):
         _text(errors, path, value, required=True, allow_blank=True)
+    elif isinstance(value, float) and not math.isfinite(value):
+        errors.add(path, "number is out of range")  # 1e400 reads as inf, which JSON cannot carry
     elif isinstance(value, dict):
         for key, item in value.items():
             if _text(errors, f"{path}.{key!r}", key, required=True, allow_blank=True) is not None:
@@ -212,7 +224,10 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
         errors.add("metadata", f"must be an object, got {type(metadata).__name__}")
         metadata = None
     elif metadata is not None:
-        _check_json_text(errors, "metadata", metadata)
+        try:
+            _check_json_text(errors, "metadata", metadata)
+        except RecursionError:
+            errors.add("metadata", "is nested too deeply")
 
     runs_raw = data.get("runs", [])
     if not isinstance(runs_raw, list):

@@ -132,7 +132,12 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         if document.title is not None and document.title != conversation.title:
             conversation.title = document.title
             conv_updates.append("title")
-        if document.metadata is not None and document.metadata != conversation.metadata:
+        if document.metadata is not None and document.metadata != conversation.metadata and not (
+            # The database may store a number in another form than it came
+            # (jsonb keeps 1e23 as 100000000000000000000000, read back as an
+            # int unequal to the float): let it judge before calling it a change.
+            Conversation.objects.filter(pk=conversation.pk, metadata=document.metadata).exists()
+        ):
             conversation.metadata = document.metadata
             conv_updates.append("metadata")
 

@@ -44,3 +44,24 @@ def test_a_time_with_an_offset_the_database_refuses_is_stored_as_its_utc_instant
             b'"created_at": "2026-01-01T00:00:00+18:50"}]}')
     assert client.post("/api/v1/ingest/", body, content_type="application/json").status_code == 201
     assert Run.objects.get().created_at.isoformat() == "2025-12-31T05:10:00+00:00"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Python's json module reads these, PostgreSQL's jsonb does not.
+        b'{"scope": "s", "id": "c", "metadata": {"a": NaN}}',
+        b'{"scope": "s", "id": "c", "metadata": {"a": -Infinity}}',
+        b'{"scope": "s", "id": "c", "metadata": {"a": 1e400}}',
+        # Python refuses to read these with errors other than a decode error.
+        b'{"scope": "s", "id": "c", "metadata": {"a": ' + b"1" * 5000 + b"}}",
+        b'{"scope": "s", "id": "c", "metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+    ],
+)
+def test_numbers_and_nesting_json_cannot_carry_are_a_400_not_a_500(body):
+    from conversations.models import Conversation
+
+    client = client_for(make_user("admin", staff=True))
+    response = client.post("/api/v1/ingest/", body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_document"
+    assert not Conversation.objects.exists()

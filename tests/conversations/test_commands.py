@@ -188,3 +188,17 @@ def test_a_failing_worker_makes_the_import_fail_and_reports_nothing_it_did_not_c
     assert "RuntimeError: disk on fire" in err
     assert "created" not in out
     assert not Conversation.objects.exists()
+
+
+@pytest.mark.parametrize("bad", [b'{"a": NaN}', b'{"a": 1e400}', b'{"a": ' + b"9" * 5000 + b"}"])
+def test_a_line_the_database_cannot_store_is_refused_and_the_others_imported(tmp_path, bad):
+    lines = [json.dumps(conversation_document(3, external_id=name)).encode() for name in ("one", "two", "three")]
+    lines[1] = lines[1].replace(b'"metadata": {}', b'"metadata": ' + bad)
+    assert bad in lines[1]
+    path = tmp_path / "bad-number.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    out, err, failed = run("import_conversations", str(path))
+    assert "line 2: refused: " in err
+    assert "2 imported, 0 unchanged, 1 refused" in out
+    assert failed is not None
+    assert sorted(Conversation.objects.values_list("external_id", flat=True)) == ["one", "three"]

@@ -335,3 +335,18 @@ def test_deleting_a_conversation_takes_everything_of_it_and_nothing_else():
         assert set(model.objects.values_list("conversation__external_id", flat=True)) == {"stays"}
     assert not MessageRevision.objects.exists()
     assert Pair.objects.count() == 31
+
+
+@pytest.mark.parametrize("value", [1e23, 1e300, 12345678901234567890123, 0.1])
+def test_resending_metadata_with_a_number_the_database_rewrites_changes_nothing(value):
+    # PostgreSQL's jsonb keeps 1e23 as the integer 100000000000000000000000,
+    # which Python reads back as an int unequal to the float 1e23.
+    doc = conversation_document(2)
+    doc["metadata"] = {"x": value, "nested": [value]}
+    ingest(doc)
+    updated_at = Conversation.objects.get().updated_at
+    result = ingest(doc)
+    assert not result.changed
+    assert Conversation.objects.get().updated_at == updated_at
+    doc["metadata"] = {"x": 2e23, "nested": [value]}
+    assert ingest(doc).changed
