@@ -49,13 +49,21 @@ def jobs_sources_changed(*, conversation, changes) -> int:
     Returns how many jobs were made stale."""
     marked = 0
     revived: list[int] = []
-    if all(change.old_digest is None for change in changes):
-        return 0  # only new ranges: no job can be bound to them yet
+    # A range planned anew (no old digest) has jobs only if it was planned
+    # before and then dropped (a run stopped counting, the pairs came back):
+    # those jobs were marked when it was dropped, and one bound to the
+    # source the range has again is as it was before — an undo too.
+    again = {change.from_pair for change in changes if change.old_digest is None and change.new_digest is not None}
+    if again:
+        again &= set(CompactionJob.objects.filter(conversation=conversation, from_pair__in=again,
+                                                  source_changed_at__isnull=False)
+                     .values_list("from_pair", flat=True).distinct())
+    changes = [change for change in changes if change.old_digest is not None or change.from_pair in again]
+    if not changes:
+        return 0  # only new ranges that never had a job
     now = timezone.now()
     with transaction.atomic():
         for change in changes:
-            if change.old_digest is None:
-                continue
             jobs = CompactionJob.objects.filter(conversation=conversation, from_pair=change.from_pair)
             bound_elsewhere = jobs if change.new_digest is None else jobs.exclude(source_digest=change.new_digest)
             bound_elsewhere.filter(source_changed_at__isnull=True).update(source_changed_at=now, updated_at=now)

@@ -343,3 +343,52 @@ def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, 
     claim = services.job_claim(job=job, worker="w", model_id=job.model_id)
     assert claim.attempt is None
     assert Attempt.objects.filter(job=job).count() == 0
+
+
+def _cancel_last_run(doc):
+    doc["runs"][-1]["status"] = "cancelled"
+    return doc
+
+
+def test_a_range_planned_again_with_its_old_source_revives_its_stale_job(make_conversation):
+    """The newest run of a 30-pair conversation is cancelled: range 0-9 is no
+    longer planned (29 pairs), so its pending job goes stale. The next run
+    completes: the range is planned again with exactly the source the job is
+    bound to. The job must be usable again, not stuck stale forever (its
+    binding is unique, so planning can never bind another job to it)."""
+    from tests.factories import pair_messages
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    ingest(_cancel_last_run(conversation_document(30)))
+    job.refresh_from_db()
+    assert job.state == JobState.STALE and job.source_changed_at is not None
+    doc = _cancel_last_run(conversation_document(30))
+    run, messages = pair_messages(30)
+    doc["runs"].append(run)
+    doc["messages"].extend(messages)
+    ingest(doc)
+    assert conv.segments.get().digest == job.source_digest
+    job.refresh_from_db()
+    assert (job.state, job.source_changed_at) == (JobState.PENDING, None)
+    outcome = services.job_run(job_id=job.pk, provider=RecordingProvider())
+    assert outcome.status == "succeeded"
+
+
+def test_a_succeeded_range_planned_again_with_its_old_source_is_not_marked_changed(
+        make_conversation, recording_provider):
+    from tests.factories import pair_messages
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    services.job_run(job_id=job.pk, provider=recording_provider)
+    ingest(_cancel_last_run(conversation_document(30)))
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED and job.source_changed_at is not None
+    doc = _cancel_last_run(conversation_document(30))
+    run, messages = pair_messages(30)
+    doc["runs"].append(run)
+    doc["messages"].extend(messages)
+    ingest(doc)
+    job.refresh_from_db()
+    assert (job.state, job.source_changed_at) == (JobState.SUCCEEDED, None)
