@@ -129,7 +129,8 @@ def segment_job_bind(*, segment, scope: str, prompt_version: PromptVersion,
             prompt_version=prompt_version,
             model_id=model_id,
             source_digest=segment.digest,
-            defaults={"scope": scope, "message_ids": segment.message_ids},
+            defaults={"scope": scope, "message_ids": segment.message_ids,
+                      "max_attempts": settings.COMPACTION_MAX_ATTEMPTS},
         )
 
 

@@ -392,3 +392,15 @@ def test_a_succeeded_range_planned_again_with_its_old_source_is_not_marked_chang
     ingest(doc)
     job.refresh_from_db()
     assert (job.state, job.source_changed_at) == (JobState.SUCCEEDED, None)
+
+
+def test_the_configured_attempt_limit_binds_new_jobs(make_conversation, settings):
+    """README: COMPACTION_MAX_ATTEMPTS is the attempts per range and prompt
+    version before ``exhausted``."""
+    settings.COMPACTION_MAX_ATTEMPTS = 3
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    assert job.max_attempts == 3
+    bad = RecordingProvider(result=FAIL_EMPTY)
+    outcomes = [services.job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
+    assert outcomes == ["failed", "failed", "exhausted", "skipped"]
