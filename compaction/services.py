@@ -480,10 +480,15 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
             state = JobState.STALE if mine.update(state=JobState.STALE, last_failure_code=code, **released) else None
         elif code:
             state = JobState.EXHAUSTED if attempt.number >= job.max_attempts else JobState.FAILED
-            moved = mine.update(
+            moved = mine.filter(source_digest=_current_digest_subquery()).update(
                 state=Case(When(attempts_used__gte=F("max_attempts"), then=Value(JobState.EXHAUSTED.value)),
                            default=Value(JobState.FAILED.value)),
                 last_failure_code=code, **released)
+            if not moved:
+                # The source changed while the attempt ran: the ingest could
+                # not stale a running job, so its end does (README).
+                state = JobState.STALE
+                moved = mine.update(state=JobState.STALE, last_failure_code=code, **released)
             state = state if moved else None
         if state is None:
             return RunOutcome(job.pk, "lost", attempt=attempt.number,
@@ -662,7 +667,8 @@ def _event_fields(job: CompactionJob, attempt: Attempt) -> dict:
 def jobs_reap_expired(*, now=None) -> list[int]:
     """Every running job whose lease ran out (its worker died or hung) loses
     its attempt as ``lease_expired``: the job becomes failed, or exhausted
-    when that was its last attempt. Conditional per job, so two reapers and
+    when that was its last attempt (stale if its source changed meanwhile).
+    Conditional per job, so two reapers and
     a late-finishing worker cannot both win."""
     now = now or timezone.now()
     reaped = []
@@ -672,11 +678,15 @@ def jobs_reap_expired(*, now=None) -> list[int]:
         with transaction.atomic():
             expired = CompactionJob.objects.filter(pk=job_id, state=JobState.RUNNING, lease_owner=owner,
                                                    attempts_used=used, lease_expires_at__lt=now)
-            moved = expired.filter(attempts_used__gte=F("max_attempts")).update(
-                state=JobState.EXHAUSTED, lease_owner="", lease_expires_at=None,
-                last_failure_code=LEASE_EXPIRED, updated_at=now)
-            moved = moved or expired.update(state=JobState.FAILED, lease_owner="", lease_expires_at=None,
-                                            last_failure_code=LEASE_EXPIRED, updated_at=now)
+            released = {"lease_owner": "", "lease_expires_at": None, "last_failure_code": LEASE_EXPIRED,
+                        "updated_at": now}
+            current = expired.filter(source_digest=_current_digest_subquery())
+            moved = current.filter(attempts_used__gte=F("max_attempts")).update(state=JobState.EXHAUSTED,
+                                                                               **released)
+            moved = moved or current.update(state=JobState.FAILED, **released)
+            # A source that changed meanwhile: the job is stale, as the
+            # ingest would have made it had it not been running.
+            moved = moved or expired.update(state=JobState.STALE, **released)
             if not moved:
                 continue
             Attempt.objects.filter(job_id=job_id, number=used, outcome=AttemptOutcome.RUNNING).update(

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction import services
+from compaction.contract import ProviderResult
 from compaction.models import (Attempt, CompactionJob, FrozenPromptError, ImmutableGenerationError, JobState,
                                PromptVersion, SummaryGeneration)
 from tests.compaction.conftest import RecordingProvider, ingest, live_db
@@ -404,3 +405,47 @@ def test_the_configured_attempt_limit_binds_new_jobs(make_conversation, settings
     bad = RecordingProvider(result=FAIL_EMPTY)
     outcomes = [services.job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
     assert outcomes == ["failed", "failed", "exhausted", "skipped"]
+
+
+class _EditThenFail(RecordingProvider):
+    """Edits answer 0 while the model call is out, then the model fails."""
+
+    def summarise(self, request):
+        doc = conversation_document(30)
+        doc["messages"][1]["content"] = "Answer 0, edited while summarising."
+        ingest(doc)
+        return ProviderResult(**FAIL_EMPTY)
+
+
+@pytest.mark.parametrize("max_attempts", [2, 1])
+def test_a_job_whose_source_changed_while_its_attempt_failed_ends_stale(make_conversation, max_attempts):
+    """README: an ingest that moves a range's digest makes its unfinished jobs
+    stale. A running job cannot be stopped, but once its attempt ends it must
+    not be left failed (retried only to be refused) or exhausted (asking an
+    operator for an attempt at a source that is gone)."""
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
+    outcome = services.job_run(job_id=job.pk, provider=_EditThenFail())
+    job.refresh_from_db()
+    attempt = Attempt.objects.get(job=job)
+    assert (attempt.outcome, attempt.failure_code) == ("failed", "empty")  # what really happened
+    assert (outcome.status, outcome.failure_code) == ("stale", "empty")
+    assert job.state == JobState.STALE and job.source_changed_at is not None
+    assert job.lease_owner == "" and job.lease_expires_at is None
+
+
+@pytest.mark.parametrize("max_attempts", [2, 1])
+def test_a_reaped_job_whose_source_changed_meanwhile_ends_stale(make_conversation, max_attempts):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
+    services.job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
+    doc = conversation_document(30)
+    doc["messages"][1]["content"] = "Answer 0, edited while the worker hung."
+    ingest(doc)
+    assert services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
+    job.refresh_from_db()
+    attempt = Attempt.objects.get(job=job)
+    assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")
+    assert (job.state, job.last_failure_code) == (JobState.STALE, "lease_expired")
