@@ -49,13 +49,21 @@ def jobs_sources_changed(*, conversation, changes) -> int:
     Returns how many jobs were made stale."""
     marked = 0
     revived: list[int] = []
-    if all(change.old_digest is None for change in changes):
-        return 0  # only new ranges: no job can be bound to them yet
+    # A range planned anew (no old digest) has jobs only if it was planned
+    # before and then dropped (a run stopped counting, the pairs came back):
+    # those jobs were marked when it was dropped, and one bound to the
+    # source the range has again is as it was before — an undo too.
+    again = {change.from_pair for change in changes if change.old_digest is None and change.new_digest is not None}
+    if again:
+        again &= set(CompactionJob.objects.filter(conversation=conversation, from_pair__in=again,
+                                                  source_changed_at__isnull=False)
+                     .values_list("from_pair", flat=True).distinct())
+    changes = [change for change in changes if change.old_digest is not None or change.from_pair in again]
+    if not changes:
+        return 0  # only new ranges that never had a job
     now = timezone.now()
     with transaction.atomic():
         for change in changes:
-            if change.old_digest is None:
-                continue
             jobs = CompactionJob.objects.filter(conversation=conversation, from_pair=change.from_pair)
             bound_elsewhere = jobs if change.new_digest is None else jobs.exclude(source_digest=change.new_digest)
             bound_elsewhere.filter(source_changed_at__isnull=True).update(source_changed_at=now, updated_at=now)
@@ -121,7 +129,8 @@ def segment_job_bind(*, segment, scope: str, prompt_version: PromptVersion,
             prompt_version=prompt_version,
             model_id=model_id,
             source_digest=segment.digest,
-            defaults={"scope": scope, "message_ids": segment.message_ids},
+            defaults={"scope": scope, "message_ids": segment.message_ids,
+                      "max_attempts": settings.COMPACTION_MAX_ATTEMPTS},
         )
 
 
@@ -471,10 +480,15 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
             state = JobState.STALE if mine.update(state=JobState.STALE, last_failure_code=code, **released) else None
         elif code:
             state = JobState.EXHAUSTED if attempt.number >= job.max_attempts else JobState.FAILED
-            moved = mine.update(
+            moved = mine.filter(source_digest=_current_digest_subquery()).update(
                 state=Case(When(attempts_used__gte=F("max_attempts"), then=Value(JobState.EXHAUSTED.value)),
                            default=Value(JobState.FAILED.value)),
                 last_failure_code=code, **released)
+            if not moved:
+                # The source changed while the attempt ran: the ingest could
+                # not stale a running job, so its end does (README).
+                state = JobState.STALE
+                moved = mine.update(state=JobState.STALE, last_failure_code=code, **released)
             state = state if moved else None
         if state is None:
             return RunOutcome(job.pk, "lost", attempt=attempt.number,
@@ -653,7 +667,8 @@ def _event_fields(job: CompactionJob, attempt: Attempt) -> dict:
 def jobs_reap_expired(*, now=None) -> list[int]:
     """Every running job whose lease ran out (its worker died or hung) loses
     its attempt as ``lease_expired``: the job becomes failed, or exhausted
-    when that was its last attempt. Conditional per job, so two reapers and
+    when that was its last attempt (stale if its source changed meanwhile).
+    Conditional per job, so two reapers and
     a late-finishing worker cannot both win."""
     now = now or timezone.now()
     reaped = []
@@ -663,11 +678,15 @@ def jobs_reap_expired(*, now=None) -> list[int]:
         with transaction.atomic():
             expired = CompactionJob.objects.filter(pk=job_id, state=JobState.RUNNING, lease_owner=owner,
                                                    attempts_used=used, lease_expires_at__lt=now)
-            moved = expired.filter(attempts_used__gte=F("max_attempts")).update(
-                state=JobState.EXHAUSTED, lease_owner="", lease_expires_at=None,
-                last_failure_code=LEASE_EXPIRED, updated_at=now)
-            moved = moved or expired.update(state=JobState.FAILED, lease_owner="", lease_expires_at=None,
-                                            last_failure_code=LEASE_EXPIRED, updated_at=now)
+            released = {"lease_owner": "", "lease_expires_at": None, "last_failure_code": LEASE_EXPIRED,
+                        "updated_at": now}
+            current = expired.filter(source_digest=_current_digest_subquery())
+            moved = current.filter(attempts_used__gte=F("max_attempts")).update(state=JobState.EXHAUSTED,
+                                                                               **released)
+            moved = moved or current.update(state=JobState.FAILED, **released)
+            # A source that changed meanwhile: the job is stale, as the
+            # ingest would have made it had it not been running.
+            moved = moved or expired.update(state=JobState.STALE, **released)
             if not moved:
                 continue
             Attempt.objects.filter(job_id=job_id, number=used, outcome=AttemptOutcome.RUNNING).update(

@@ -376,7 +376,8 @@ def _after_write(results: list[IngestResult]) -> None:
 
     changed = [result for result in results if result.segment_changes]
     for result in changed:
-        jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
+        if not result.created:  # a conversation created just now has no jobs
+            jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
     conversations_changed(conversation_ids=[result.conversation.pk for result in changed])
 
 

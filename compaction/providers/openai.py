@@ -76,16 +76,29 @@ class OpenAIProvider(Provider):
             return ProviderResult(model=self.model_id, error=PROVIDER_ERROR, latency_ms=latency,
                                   error_detail=f"malformed response body: {type(exc).__name__}: {exc}",
                                   raw=body[:_RAW_PREVIEW])
+        finish_reason = choice.get("finish_reason")
+        if finish_reason is not None and not isinstance(finish_reason, str):
+            finish_reason = json.dumps(finish_reason)  # kept for review; never "stop"
+        model = data.get("model")
         return ProviderResult(
             text=text,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish_reason,
             tool_calls=tool_calls,
-            model=data.get("model") or self.model_id,
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
+            model=model if isinstance(model, str) and model else self.model_id,
+            input_tokens=_count(usage.get("prompt_tokens")),
+            output_tokens=_count(usage.get("completion_tokens")),
             latency_ms=latency,
             raw=text or "",
         )
+
+
+def _count(value) -> int | None:
+    """A reported token count the attempt can store, or None: endpoints
+    that report nonsense (negative, text, out of range) must not break
+    the recording of what they answered."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return None
 
 
 def _ms(started: float) -> int:

@@ -104,3 +104,40 @@ def test_through_the_engine_each_reply_is_one_attempt_with_its_code(openai_setti
     # The user side of the conversation never reached the endpoint.
     sent = str(server.requests[0]["body"])
     assert "Question" not in sent and "[a-9]" in sent
+
+
+def _odd(**changes):
+    from tests.compaction.openai_server import completion
+
+    body = completion("[a-0] The fee was 0.00 EUR.")
+    for path, value in changes.items():
+        target = body
+        *head, last = path.split("__")
+        for key in head:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[last] = value
+    return (200, body, 0)
+
+
+@pytest.mark.parametrize("odd, code", [
+    (_odd(usage={"prompt_tokens": -1, "completion_tokens": "n/a"}), ""),
+    (_odd(usage={"prompt_tokens": 2**40, "completion_tokens": True}), ""),
+    (_odd(usage={"prompt_tokens": None}, choices__0__finish_reason={"type": "stop"}), "finish_reason"),
+])
+def test_through_the_engine_an_odd_but_parseable_reply_is_still_one_recorded_attempt(
+        openai_settings, server, make_conversation, monkeypatch, odd, code):
+    """Whatever numbers an endpoint reports, the attempt is recorded with its
+    verdict; the finish never crashes and leaves the job running until its
+    lease expires (which would lose what the model returned)."""
+    from tests.compaction import openai_server
+
+    monkeypatch.setitem(openai_server.SCRIPTS, "odd", odd)
+    conv = make_conversation(30)
+    (job,) = services.conversation_plan(conversation=conv)
+    server.queue("odd")
+    outcome = services.job_run(job_id=job.pk)
+    attempt = Attempt.objects.get(job=job)
+    assert attempt.outcome == ("succeeded" if code == "" else "failed")
+    assert attempt.failure_code == outcome.failure_code == code
+    assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
+    assert attempt.input_tokens is None and attempt.output_tokens is None

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from compaction import services
+from compaction.contract import ProviderResult
 from compaction.models import (Attempt, CompactionJob, FrozenPromptError, ImmutableGenerationError, JobState,
                                PromptVersion, SummaryGeneration)
 from tests.compaction.conftest import RecordingProvider, ingest, live_db
@@ -343,3 +344,108 @@ def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, 
     claim = services.job_claim(job=job, worker="w", model_id=job.model_id)
     assert claim.attempt is None
     assert Attempt.objects.filter(job=job).count() == 0
+
+
+def _cancel_last_run(doc):
+    doc["runs"][-1]["status"] = "cancelled"
+    return doc
+
+
+def test_a_range_planned_again_with_its_old_source_revives_its_stale_job(make_conversation):
+    """The newest run of a 30-pair conversation is cancelled: range 0-9 is no
+    longer planned (29 pairs), so its pending job goes stale. The next run
+    completes: the range is planned again with exactly the source the job is
+    bound to. The job must be usable again, not stuck stale forever (its
+    binding is unique, so planning can never bind another job to it)."""
+    from tests.factories import pair_messages
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    ingest(_cancel_last_run(conversation_document(30)))
+    job.refresh_from_db()
+    assert job.state == JobState.STALE and job.source_changed_at is not None
+    doc = _cancel_last_run(conversation_document(30))
+    run, messages = pair_messages(30)
+    doc["runs"].append(run)
+    doc["messages"].extend(messages)
+    ingest(doc)
+    assert conv.segments.get().digest == job.source_digest
+    job.refresh_from_db()
+    assert (job.state, job.source_changed_at) == (JobState.PENDING, None)
+    outcome = services.job_run(job_id=job.pk, provider=RecordingProvider())
+    assert outcome.status == "succeeded"
+
+
+def test_a_succeeded_range_planned_again_with_its_old_source_is_not_marked_changed(
+        make_conversation, recording_provider):
+    from tests.factories import pair_messages
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    services.job_run(job_id=job.pk, provider=recording_provider)
+    ingest(_cancel_last_run(conversation_document(30)))
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED and job.source_changed_at is not None
+    doc = _cancel_last_run(conversation_document(30))
+    run, messages = pair_messages(30)
+    doc["runs"].append(run)
+    doc["messages"].extend(messages)
+    ingest(doc)
+    job.refresh_from_db()
+    assert (job.state, job.source_changed_at) == (JobState.SUCCEEDED, None)
+
+
+def test_the_configured_attempt_limit_binds_new_jobs(make_conversation, settings):
+    """README: COMPACTION_MAX_ATTEMPTS is the attempts per range and prompt
+    version before ``exhausted``."""
+    settings.COMPACTION_MAX_ATTEMPTS = 3
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    assert job.max_attempts == 3
+    bad = RecordingProvider(result=FAIL_EMPTY)
+    outcomes = [services.job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
+    assert outcomes == ["failed", "failed", "exhausted", "skipped"]
+
+
+class _EditThenFail(RecordingProvider):
+    """Edits answer 0 while the model call is out, then the model fails."""
+
+    def summarise(self, request):
+        doc = conversation_document(30)
+        doc["messages"][1]["content"] = "Answer 0, edited while summarising."
+        ingest(doc)
+        return ProviderResult(**FAIL_EMPTY)
+
+
+@pytest.mark.parametrize("max_attempts", [2, 1])
+def test_a_job_whose_source_changed_while_its_attempt_failed_ends_stale(make_conversation, max_attempts):
+    """README: an ingest that moves a range's digest makes its unfinished jobs
+    stale. A running job cannot be stopped, but once its attempt ends it must
+    not be left failed (retried only to be refused) or exhausted (asking an
+    operator for an attempt at a source that is gone)."""
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
+    outcome = services.job_run(job_id=job.pk, provider=_EditThenFail())
+    job.refresh_from_db()
+    attempt = Attempt.objects.get(job=job)
+    assert (attempt.outcome, attempt.failure_code) == ("failed", "empty")  # what really happened
+    assert (outcome.status, outcome.failure_code) == ("stale", "empty")
+    assert job.state == JobState.STALE and job.source_changed_at is not None
+    assert job.lease_owner == "" and job.lease_expires_at is None
+
+
+@pytest.mark.parametrize("max_attempts", [2, 1])
+def test_a_reaped_job_whose_source_changed_meanwhile_ends_stale(make_conversation, max_attempts):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
+    services.job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
+    doc = conversation_document(30)
+    doc["messages"][1]["content"] = "Answer 0, edited while the worker hung."
+    ingest(doc)
+    assert services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
+    job.refresh_from_db()
+    attempt = Attempt.objects.get(job=job)
+    assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")
+    assert (job.state, job.last_failure_code) == (JobState.STALE, "lease_expired")
