@@ -1,13 +1,15 @@
 """The output contract of a compaction attempt (SPEC §5, seed 000 §5).
 
 Pure. An attempt succeeds only on one normal stop (``finish_reason`` ``stop``)
-with plain, non-blank text of at most 6,000 characters and no tool calls.
+with plain (no control characters but tab and line breaks), non-blank text
+of at most 6,000 characters and no tool calls.
 Every violation has its own failure code. Text that arrived together with a
 tool call is a failure however good it reads: the summariser must not act.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 MAX_SUMMARY_CHARS = 6000
@@ -15,13 +17,19 @@ MAX_SUMMARY_CHARS = 6000
 TOOL_CALLS = "tool_calls"
 FINISH_REASON = "finish_reason"
 EMPTY = "empty"
+NOT_PLAIN_TEXT = "not_plain_text"
 TOO_LONG = "too_long"
 PROVIDER_ERROR = "provider_error"
 TIMEOUT = "timeout"
 SOURCE_CHANGED = "source_changed"
 LEASE_EXPIRED = "lease_expired"
 
-FAILURE_CODES = (TOOL_CALLS, FINISH_REASON, EMPTY, TOO_LONG, PROVIDER_ERROR, TIMEOUT, SOURCE_CHANGED, LEASE_EXPIRED)
+FAILURE_CODES = (TOOL_CALLS, FINISH_REASON, EMPTY, NOT_PLAIN_TEXT, TOO_LONG, PROVIDER_ERROR, TIMEOUT, SOURCE_CHANGED,
+                 LEASE_EXPIRED)
+
+# Control characters other than tab, line feed and carriage return: not
+# plain text (NUL cannot even be stored in a PostgreSQL text column).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass
@@ -65,6 +73,10 @@ def check(result: ProviderResult, *, max_chars: int = MAX_SUMMARY_CHARS) -> Verd
     text = result.text or ""
     if not text.strip():
         return Verdict(False, EMPTY, "the response text was blank")
+    control = _CONTROL.search(text)
+    if control:
+        return Verdict(False, NOT_PLAIN_TEXT,
+                       f"control character U+{ord(control.group()):04X} at position {control.start()}")
     if len(text) > max_chars:
         return Verdict(False, TOO_LONG, f"{len(text)} characters; at most {max_chars} are allowed")
     return Verdict(True)

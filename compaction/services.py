@@ -9,6 +9,7 @@ happens between transactions, never inside one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -435,6 +436,23 @@ def job_request_build(*, job: CompactionJob, attempt: Attempt) -> tuple[SummaryR
     return request, ""
 
 
+def _storable(result: ProviderResult) -> ProviderResult:
+    """What a provider sent, as the database can keep it: a NUL (which
+    PostgreSQL text and jsonb refuse) becomes U+FFFD in the raw output,
+    detail, model, finish reason and tool calls kept for review. A text
+    with control characters never passes the contract, so no summary is
+    ever altered by this."""
+    def clean(value):
+        return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
+
+    tool_calls = result.tool_calls
+    if tool_calls and "\\u0000" in json.dumps(tool_calls):
+        tool_calls = json.loads(json.dumps(tool_calls).replace("\\u0000", "\\ufffd"))
+    return dataclasses.replace(result, text=clean(result.text), finish_reason=clean(result.finish_reason),
+                               model=clean(result.model), error_detail=clean(result.error_detail),
+                               raw=clean(result.raw), tool_calls=tool_calls)
+
+
 def _cap(text: str) -> tuple[str, bool]:
     cap = settings.COMPACTION_RAW_OUTPUT_CAP
     return (text[:cap], True) if len(text) > cap else (text, False)
@@ -453,8 +471,9 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
     from conversations.models import Conversation
 
     now = timezone.now()
+    result = _storable(result)
     raw, truncated = _cap(result.raw or result.text or "")
-    code, detail = verdict.failure_code, verdict.detail
+    code, detail = verdict.failure_code, verdict.detail.replace("\x00", "\ufffd")
     if not code and connection.vendor == "postgresql":
         fast = _finish_success_pg(job=job, attempt=attempt, worker=worker, result=result, raw=raw,
                                   truncated=truncated, now=now)

@@ -38,3 +38,14 @@ def test_six_thousand_characters_pass_and_one_more_fails_as_too_long():
 @pytest.mark.parametrize("error", ["provider_error", "timeout"])
 def test_a_provider_error_or_timeout_keeps_its_code(error):
     assert check(ProviderResult(error=error, error_detail="x")).failure_code == error
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f"])
+def test_a_control_character_fails_as_not_plain_text(char):
+    verdict = check(ok(text=f"A summary{char} of the answers."))
+    assert (verdict.ok, verdict.failure_code) == (False, "not_plain_text")
+    assert f"U+{ord(char):04X} at position 9" in verdict.detail
+
+
+def test_tabs_and_line_breaks_are_plain_text():
+    assert check(ok(text="Line one\tcolumn\r\nline two\n")).ok

@@ -3,11 +3,13 @@ socket: each scripted reply gives its failure code; the good one a generation.""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from compaction import services
 from compaction.contract import check
-from compaction.models import Attempt, SummaryGeneration
+from compaction.models import Attempt, JobState, SummaryGeneration
 from compaction.providers.base import Answer, SummaryRequest
 from compaction.providers.openai import OpenAIProvider
 from tests.compaction.openai_server import ScriptedServer
@@ -141,3 +143,29 @@ def test_through_the_engine_an_odd_but_parseable_reply_is_still_one_recorded_att
     assert attempt.failure_code == outcome.failure_code == code
     assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
     assert attempt.input_tokens is None and attempt.output_tokens is None
+
+
+@pytest.mark.parametrize("odd, code", [
+    (_odd(choices__0__message__content="[a-0] The fee was\u0000 0.00 EUR."), "not_plain_text"),
+    (_odd(choices__0__message__content="[a-0] \u001b[31mred\u001b[0m"), "not_plain_text"),
+    (_odd(choices__0__finish_reason="stop\u0000", model="m\u0000"), "finish_reason"),
+])
+def test_a_reply_with_control_characters_fails_and_is_kept_for_review(
+        openai_settings, server, make_conversation, monkeypatch, odd, code):
+    """Not plain text is a contract failure of its own, and what came back is
+    kept (a NUL, which PostgreSQL cannot store, shown as U+FFFD) instead of
+    crashing the finish and leaving the job running until its lease expires."""
+    from tests.compaction import openai_server
+
+    monkeypatch.setitem(openai_server.SCRIPTS, "odd", odd)
+    conv = make_conversation(30)
+    (job,) = services.conversation_plan(conversation=conv)
+    server.queue("odd")
+    outcome = services.job_run(job_id=job.pk)
+    attempt = Attempt.objects.get(job=job)
+    job.refresh_from_db()
+    assert (outcome.failure_code, attempt.failure_code, attempt.outcome) == (code, code, "failed")
+    assert job.state == JobState.FAILED and not SummaryGeneration.objects.filter(job=job).exists()
+    stored = attempt.raw_output + attempt.finish_reason + attempt.model
+    assert attempt.raw_output.startswith("[a-0]") and "\x00" not in stored
+    assert ("\ufffd" in stored) == ("\\u0000" in json.dumps(odd[1]))
