@@ -74,6 +74,26 @@ class JobState(models.TextChoices):
 FailureCode = models.TextChoices("FailureCode", [(code.upper(), code) for code in contract.FAILURE_CODES])
 
 
+def _bound_to_current_source() -> models.Q:
+    return models.Q(source_changed_at__isnull=True) & ~models.Q(state=JobState.STALE)
+
+
+class CompactionJobQuerySet(models.QuerySet):
+    def not_superseded(self):
+        """Jobs that are their range's job that counts (see
+        ``CompactionJob.superseded_by``): what an operator acts on and what
+        the scanner retries. Two index lookups per row
+        (``job_conversation_range``)."""
+        others = CompactionJob.objects.filter(
+            conversation_id=models.OuterRef("conversation_id"), from_pair=models.OuterRef("from_pair")
+        ).exclude(pk=models.OuterRef("pk"))
+        current = _bound_to_current_source()
+        newer = models.Q(pk__gt=models.OuterRef("pk"))
+        return self.exclude(models.Exists(others.filter(current, newer))).exclude(
+            ~current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer)))
+        )
+
+
 class CompactionJob(models.Model):
     scope = models.CharField(max_length=100)
     conversation = models.ForeignKey(
@@ -100,6 +120,8 @@ class CompactionJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = CompactionJobQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(
@@ -122,6 +144,25 @@ class CompactionJob(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.conversation_id}[{self.from_pair}-{self.to_pair}] {self.state}"
+
+    @property
+    def bound_to_current_source(self) -> bool:
+        return self.source_changed_at is None and self.state != JobState.STALE
+
+    def superseded_by(self, others) -> "CompactionJob | None":
+        """The job of the same range that counts instead of this one, among
+        ``others`` (the range's other jobs): a newer job bound to the current
+        source; or, if this one's source changed, any job bound to the
+        current source (an undone edit revives an older job) or else a newer
+        one. None when this job is the one that counts."""
+        others = sorted(others, key=lambda j: j.pk, reverse=True)
+        current = [j for j in others if j.bound_to_current_source]
+        for job in current:
+            if job.pk > self.pk or not self.bound_to_current_source:
+                return job
+        if not self.bound_to_current_source:
+            return next((j for j in others if j.pk > self.pk), None)
+        return None
 
 
 class AttemptOutcome(models.TextChoices):

@@ -74,6 +74,14 @@ def enqueue_after_commit(job_ids: list[int]) -> None:
     transaction.on_commit(send, robust=True)
 
 
+def _refuse_if_superseded(job: CompactionJob) -> None:
+    others = CompactionJob.objects.filter(conversation_id=job.conversation_id, from_pair=job.from_pair).exclude(
+        pk=job.pk)
+    other = job.superseded_by(others)
+    if other is not None:
+        raise ActionRefused("superseded", f"job {other.pk} ({other.state}) is the job that counts for this range now")
+
+
 def _grant(job: CompactionJob, *, actor, reason: str, action: str, always_extra: bool = False) -> CompactionJob:
     """Make a failed or exhausted job pending again. A job with an attempt
     left (failed, 1 of 2 used) simply runs it now; one without gets one
@@ -84,6 +92,7 @@ def _grant(job: CompactionJob, *, actor, reason: str, action: str, always_extra:
         raise ActionRefused(
             "not_rerunnable", f"job {job.pk} is {job.state}; only failed or exhausted jobs can be re-run"
         )
+    _refuse_if_superseded(job)
     before = job_snapshot(job)
     if always_extra or job.attempts_used >= job.max_attempts:
         job.max_attempts = max(job.max_attempts, job.attempts_used) + 1
@@ -144,12 +153,19 @@ def jobs_bulk_rerun(*, jobs, actor, reason: str) -> BulkRerun:
 
 def conversation_rerun(*, conversation, actor, reason: str) -> list[CompactionJob]:
     """Re-run every failed or exhausted range of a conversation and plan jobs
-    for ranges whose source changed (their old jobs stay as the record)."""
+    for ranges whose source changed (their old jobs stay as the record).
+    Only the job that counts for each range is re-run, and only if this
+    deployment's model can run it: an old prompt version's or another
+    model's job is left as the record (planning binds the range anew)."""
+    from .providers import configured_model_id
+
     reason = _require_reason(reason)
     with transaction.atomic():
         granted = [
             _grant(job, actor=actor, reason=reason, action="job.rerun")
-            for job in CompactionJob.objects.filter(conversation=conversation, state__in=RERUNNABLE)
+            for job in CompactionJob.objects.filter(
+                conversation=conversation, state__in=RERUNNABLE, model_id=configured_model_id()
+            ).not_superseded()
         ]
         planned = conversation_plan(conversation=conversation)
         jobs = granted + planned
@@ -191,6 +207,7 @@ def job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
     reason = _require_reason(reason)
     if job.state != JobState.STALE and job.source_changed_at is None:
         raise ActionRefused("source_unchanged", f"job {job.pk}'s source has not changed; re-run it instead")
+    _refuse_if_superseded(job)
     with transaction.atomic():
         new_job = _bind_range_again(job, prompt_version=prompt_version_current(), model_id=configured_model_id(),
                                     exists="already covers this range with its current source")

@@ -436,9 +436,7 @@ def job_detail(*, job: CompactionJob) -> dict:
         "reviews": reviews,
         "review": reviews[0] if reviews else None,
         "other_jobs": other_jobs,
-        # The range's newest job is the one that counts; an older one needs
-        # no repair of its own.
-        "superseded_by": other_jobs[0] if other_jobs and other_jobs[0].pk > job.pk else None,
+        "superseded_by": job.superseded_by(other_jobs),
     }
 
 
@@ -462,13 +460,12 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
         wanted = source_changed
     else:
         wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
-    # Only each range's newest job: once a newer one covers the range (planned
-    # after an edit, or re-run under a newer prompt), the older one needs no
-    # repair of its own and stays reachable from the range's page.
-    newer = CompactionJob.objects.filter(conversation_id=OuterRef("conversation_id"),
-                                         from_pair=OuterRef("from_pair"), pk__gt=OuterRef("pk"))
+    # Only each range's job that counts: once another covers the range
+    # (planned after an edit, re-run under a newer prompt, revived by an
+    # undone edit), this one needs no repair of its own and stays reachable
+    # from the range's page.
     qs = (
-        CompactionJob.objects.filter(wanted).exclude(Exists(newer))
+        CompactionJob.objects.filter(wanted).not_superseded()
         .select_related("conversation", "prompt_version")
         .only(*JOB_ROW_FIELDS, "conversation__external_id")
     )

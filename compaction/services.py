@@ -734,9 +734,12 @@ def jobs_take_due(*, now=None, retry_delay: int | None = None, orphan_after: int
         Q(state=JobState.FAILED, attempts_used__lt=F("max_attempts"), updated_at__lte=retry_cut)
         | Q(state=JobState.PENDING, updated_at__lte=orphan_cut)
     )
+    # Only jobs this deployment's model can claim (another model's would be
+    # refused and sent again at every scan), and only the job that counts
+    # for its range (an older prompt version's failure is not retried).
+    candidates = CompactionJob.objects.filter(due, model_id=configured_model_id()).not_superseded()
     taken = []
-    for job_id, updated_at in CompactionJob.objects.filter(due).order_by("updated_at").values_list(
-            "pk", "updated_at")[:limit]:
+    for job_id, updated_at in candidates.order_by("updated_at").values_list("pk", "updated_at")[:limit]:
         if CompactionJob.objects.filter(pk=job_id, updated_at=updated_at).filter(due).update(updated_at=now):
             taken.append(job_id)
     return taken

@@ -220,7 +220,7 @@ def _job_context(request, job, **extra):
         "can_operate": roles.can_operate(request.user),
         "can_review": roles.can_review(request.user),
         "rerunnable": job.state in operations.RERUNNABLE,
-        "replannable": changed and detail["superseded_by"] is None,
+        "replannable": changed,
         "verdict_form": VerdictForm(),
         "rerun_form": ReasonForm(prefix="rerun"),
         "grant_form": ReasonForm(prefix="grant"),

@@ -80,7 +80,7 @@ def test_replan_binds_a_range_whose_source_changed_to_its_current_source(clients
     event = AuditEvent.objects.get(action="job.replan")
     assert (event.reason, event.before["job"], event.after["job"]) == (REASON["reason"], history["done"].pk, body["job"])
     again = clients["operator"].post(replan_url(history["done"]), REASON, format="json")
-    assert again.status_code == 409 and again.json()["code"] == "exists"
+    assert again.status_code == 409 and again.json()["code"] == "superseded"
 
 
 def test_replan_of_a_job_whose_source_did_not_change_is_a_conflict(clients, history):

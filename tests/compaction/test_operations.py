@@ -120,7 +120,7 @@ def test_replan_binds_only_that_range_to_its_current_source(operator, eager, dja
     assert (event.reason, event.before["job"], event.after["job"]) == ("answer 1 corrected", first.pk, new.pk)
     with pytest.raises(operations.ActionRefused) as refused:
         operations.job_replan(job=first, actor=operator, reason="again")
-    assert refused.value.code == "exists" and str(new.pk) in refused.value.message
+    assert refused.value.code == "superseded" and str(new.pk) in refused.value.message
 
 
 def test_replan_is_refused_for_a_job_whose_source_did_not_change(operator):
@@ -147,3 +147,17 @@ def test_an_ingest_that_adds_ranges_plans_and_runs_them_after_commit(db, eager, 
     with django_capture_on_commit_callbacks(execute=True):
         conv = ingest(conversation_document(40))
     assert CompactionJob.objects.filter(conversation=conv, state=JobState.SUCCEEDED).count() == 2
+
+
+def test_rerunning_a_conversation_leaves_replaced_and_other_model_jobs_as_the_record(operator):
+    conv = ingest(conversation_document(40))
+    v2 = PromptVersion.objects.get(name="conversation-compaction@2")
+    old_prompt, _ = services.conversation_plan(conversation=conv, prompt_version=v2)
+    other_model, _ = services.conversation_plan(conversation=conv, model_id="a-model-no-longer-configured")
+    current, _ = services.conversation_plan(conversation=conv)
+    for job in (old_prompt, other_model, current):
+        CompactionJob.objects.filter(pk=job.pk).update(state=JobState.EXHAUSTED, attempts_used=2)
+    jobs = operations.conversation_rerun(conversation=conv, actor=operator, reason="provider back")
+    assert current.pk in {j.pk for j in jobs}
+    states = dict(CompactionJob.objects.filter(pk__in=[old_prompt.pk, other_model.pk]).values_list("pk", "state"))
+    assert states == {old_prompt.pk: JobState.EXHAUSTED, other_model.pk: JobState.EXHAUSTED}

@@ -23,6 +23,10 @@ def plan(conv):
     return services.conversation_plan(conversation=conv)
 
 
+def plan_with(conv, **binding):
+    return services.conversation_plan(conversation=conv, **binding)
+
+
 def test_thirty_pairs_plan_one_job_bound_to_its_source(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
@@ -239,6 +243,21 @@ def test_failed_jobs_are_due_for_retry_only_after_the_delay(make_conversation):
     later = timezone.now() + timedelta(seconds=61)
     assert services.jobs_take_due(now=later, retry_delay=60) == [job.pk]
     assert services.jobs_take_due(now=later, retry_delay=60) == []  # taken once per delay
+
+
+def test_the_scanner_retries_neither_another_models_job_nor_one_a_newer_job_replaced(make_conversation):
+    from compaction.models import PromptVersion
+
+    conv = make_conversation(40)
+    v2 = PromptVersion.objects.get(name="conversation-compaction@2")
+    (old_prompt, other_range) = plan_with(conv, prompt_version=v2)
+    (other_model, _) = plan_with(conv, model_id="a-model-no-longer-configured")
+    for job in (old_prompt, other_range, other_model):
+        CompactionJob.objects.filter(pk=job.pk).update(state=JobState.FAILED, attempts_used=1)
+    plan(conv)  # @3 jobs for both ranges: they replace the @2 ones
+    later = timezone.now() + timedelta(seconds=61)
+    due = services.jobs_take_due(now=later, retry_delay=60)
+    assert old_prompt.pk not in due and other_range.pk not in due and other_model.pk not in due
 
 
 @live_db
