@@ -31,6 +31,12 @@ def can_read(user) -> bool:
     return is_staff(user) or bool(user and user.is_authenticated and _groups(user) & set(ROLES))
 
 
+def can_use_desk(user) -> bool:
+    """The desk's pages are for the people who review and repair: support,
+    operators and staff. Integrators work through the API."""
+    return is_staff(user) or bool(user and user.is_authenticated and _groups(user) & {SUPPORT, OPERATOR})
+
+
 def can_review(user) -> bool:
     return is_staff(user) or bool(user and user.is_authenticated and _groups(user) & {SUPPORT, OPERATOR})
 

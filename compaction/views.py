@@ -117,7 +117,7 @@ def _list_page(request, template: str, listing: _Listing, *, extra=None, bad_cur
 # --- conversations --------------------------------------------------------------
 
 @require_GET
-@role_required(roles.can_read)
+@role_required(roles.can_use_desk)
 def conversation_list(request):
     listing = _listing(request, ConversationFilterForm, lambda f, cursor: selectors.conversation_list(
         user=request.user, q=f.get("q", ""), scope=f.get("scope", ""), has=f.get("has", ""),
@@ -128,7 +128,7 @@ def conversation_list(request):
 
 
 @require_GET
-@role_required(roles.can_read)
+@role_required(roles.can_use_desk)
 def conversation_detail(request, conversation_id: int):
     conversation = conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
@@ -231,7 +231,7 @@ def _job_context(request, job, **extra):
 
 
 @require_GET
-@role_required(roles.can_read)
+@role_required(roles.can_use_desk)
 def job_detail(request, job_id: int):
     job = _job_or_404(request, job_id)
     context = _job_context(request, job)
@@ -333,7 +333,7 @@ def _queue_actions(request, bulk_form=None) -> dict:
 
 
 @require_GET
-@role_required(roles.can_read)
+@role_required(roles.can_use_desk)
 def queue(request):
     # Unlike the other lists, the queue has always answered a bad cursor with
     # its own (empty) page rather than plain text; kept so nothing changes.
@@ -370,7 +370,7 @@ def queue_rerun(request):
 # --- activity -------------------------------------------------------------------------
 
 @require_GET
-@role_required(roles.can_read)
+@role_required(roles.can_use_desk)
 def activity(request):
     listing = _listing(request, ActivityFilterForm, lambda f, cursor: selectors.audit_list(
         user=request.user, action=f.get("action", ""), actor=f.get("actor", ""), scope=f.get("scope", ""),

@@ -42,6 +42,14 @@ def test_user_without_a_role_gets_403(as_user, world, name):
     assert as_user(world.outsider).get(page_urls(world)[name]).status_code == 403
 
 
+@pytest.mark.parametrize("name", ["conversations", "conversation", "job", "queue", "activity"])
+def test_an_integrator_works_through_the_api_not_the_desk(as_user, world, name):
+    from tests.factories import make_user
+
+    integrator = make_user("ivan", role="integrator")
+    assert as_user(integrator).get(page_urls(world)[name]).status_code == 403
+
+
 def test_login_page_renders_and_signs_in(client, world):
     assert client.get("/accounts/login/").status_code == 200
     response = client.post("/accounts/login/", {"username": "sue", "password": "pw-for-tests"})
