@@ -368,7 +368,24 @@ class PairSerializer(serializers.Serializer):
         return {"id": pair.assistant_message.external_id, "text": pair.assistant_message.content}
 
 
-class PairPagination(PageNumberPagination):
+class CheckedPagePagination(PageNumberPagination):
+    """DRF's page numbers, but a ``page`` or ``page_size`` that is not a
+    positive number is a 400 naming the parameter (DRF answers the first
+    with 404 "Invalid page." and ignores the second); a page past the last
+    stays a 404."""
+
+    def paginate_queryset(self, queryset, request, view=None):
+        for name in (self.page_query_param, self.page_size_query_param):
+            value = request.query_params.get(name)
+            if value is None or (name == self.page_query_param and value in self.last_page_strings):
+                continue
+            if not (value.isascii() and value.isdigit() and int(value) >= 1):
+                message = f"{name} must be a whole number from 1"
+                raise ApiError(code="invalid_page", message=message, errors={name: [message]})
+        return super().paginate_queryset(queryset, request, view)
+
+
+class PairPagination(CheckedPagePagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
@@ -377,7 +394,8 @@ class PairPagination(PageNumberPagination):
 class ConversationPairsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_pairs", responses={200: _page_of(PairSerializer, counted=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_pairs",
+                   responses={200: _page_of(PairSerializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = PairPagination()
@@ -385,7 +403,7 @@ class ConversationPairsApi(APIView):
         return paginator.get_paginated_response(PairSerializer(page, many=True).data)
 
 
-class SegmentPagination(PageNumberPagination):
+class SegmentPagination(CheckedPagePagination):
     page_size = 100
     page_size_query_param = "page_size"
     max_page_size = 1000
@@ -394,7 +412,9 @@ class SegmentPagination(PageNumberPagination):
 class ConversationSegmentsApi(APIView):
     permission_classes = [CanRead]
 
-    @extend_schema(operation_id="list_segments", responses={200: _page_of(SegmentSerializer, counted=True), 404: ErrorSerializer})
+    @extend_schema(operation_id="list_segments",
+                   responses={200: _page_of(SegmentSerializer, counted=True), 400: ErrorSerializer,
+                              404: ErrorSerializer})
     def get(self, request, conversation_id: int):
         conversation = _conversation_or_404(request, conversation_id)
         paginator = SegmentPagination()

@@ -135,6 +135,25 @@ def test_detail_pairs_and_segments(api):
     assert segments[0]["message_ids"][:4] == ["u-0", "a-0", "u-1", "a-1"]
 
 
+@pytest.mark.parametrize("path", ["pairs/", "segments/"])
+@pytest.mark.parametrize("params, name", [
+    ({"page": "x"}, "page"), ({"page": "0"}, "page"), ({"page": "-1"}, "page"),
+    ({"page_size": "ten"}, "page_size"), ({"page_size": "0"}, "page_size"),
+])
+def test_a_page_that_is_not_a_positive_number_is_a_400_naming_it(api, path, params, name):
+    conv_id = post_doc(api, conversation_document(31)).json()["conversation"]
+    response = api.get(f"/api/v1/conversations/{conv_id}/{path}", params)
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_page" and name in response.json()["errors"]
+
+
+def test_a_page_past_the_last_is_a_404_and_last_is_the_last(api):
+    conv_id = post_doc(api, conversation_document(31)).json()["conversation"]
+    assert api.get(f"/api/v1/conversations/{conv_id}/pairs/", {"page": "9"}).status_code == 404
+    last = api.get(f"/api/v1/conversations/{conv_id}/pairs/", {"page": "last", "page_size": "10"}).json()
+    assert [p["index"] for p in last["results"]] == [30]
+
+
 def test_other_scopes_conversation_is_404(api):
     staff = make_user("root", staff=True, scopes=())
     root = APIClient()
