@@ -486,6 +486,7 @@ def test_queue_lists_failed_and_exhausted_ranges_in_the_users_scopes(as_user, wo
 
 
 def test_queue_leaves_out_a_job_whose_range_a_newer_job_covers(as_user, world):
+    from compaction import services
     from compaction.services import conversation_plan
     from tests.desk.conftest import ingest
     from tests.factories import conversation_document
@@ -500,6 +501,11 @@ def test_queue_leaves_out_a_job_whose_range_a_newer_job_covers(as_user, world):
     html = client.get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
     assert "Bind this range to its current source" not in html
     assert f"Job <a href=\"{reverse('desk-job', args=[newer.pk])}\">#{newer.pk}</a>" in html
+    assert "the projection gives these pairs raw" in html
+    outcome = services.job_run(job_id=newer.pk)
+    assert outcome.status == "succeeded", outcome
+    html = client.get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
+    assert f"job #{newer.pk}'s summary covers these pairs now" in html
 
 
 @pytest.mark.parametrize("query, expected", [
