@@ -141,7 +141,7 @@ def jobs_bulk_rerun(*, jobs, actor, reason: str) -> BulkRerun:
         for job in jobs:
             try:
                 with transaction.atomic():
-                    if job.state == JobState.STALE or job.source_changed_at is not None:
+                    if not job.bound_to_current_source:
                         result.replanned.append((job, job_replan(job=job, actor=actor, reason=reason)))
                     else:
                         result.rerun.append(_grant(job, actor=actor, reason=reason, action="job.rerun"))
@@ -205,7 +205,7 @@ def job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
     from .services import prompt_version_current
 
     reason = _require_reason(reason)
-    if job.state != JobState.STALE and job.source_changed_at is None:
+    if job.bound_to_current_source:
         raise ActionRefused("source_unchanged", f"job {job.pk}'s source has not changed; re-run it instead")
     _refuse_if_superseded(job)
     with transaction.atomic():

@@ -776,15 +776,10 @@ def jobs_enqueue(job_ids) -> None:
             run_job.delay(job_id, used[job_id])
 
 
-def conversation_changed(*, conversation) -> None:
-    """Called inside an ingest transaction: once it commits, plan the
-    conversation's new ranges in the background."""
-    conversations_changed(conversation_ids=[conversation.pk])
-
-
 def conversations_changed(*, conversation_ids: list[int]) -> None:
-    """As ``conversation_changed`` for many conversations (a bulk import's
-    group): one background message plans them all."""
+    """Called inside an ingest transaction: once it commits, one background
+    message plans the new ranges of all these conversations (a single
+    ingest's one, or a bulk import group's)."""
     if not settings.COMPACTION_AUTO_PLAN or not conversation_ids:
         return
     conversation_ids = list(conversation_ids)

@@ -33,7 +33,7 @@ from .forms import (
     VerdictForm,
 )
 from .keyset import InvalidCursor
-from .models import CompactionJob, JobState
+from .models import CompactionJob
 
 PAGE_SIZE = 50
 
@@ -212,7 +212,6 @@ def _job_or_404(request, job_id: int) -> CompactionJob:
 
 def _job_context(request, job, **extra):
     detail = selectors.job_detail(job=job)
-    changed = job.state == JobState.STALE or job.source_changed_at is not None
     return {
         "job": job,
         "conversation": job.conversation,
@@ -220,7 +219,7 @@ def _job_context(request, job, **extra):
         "can_operate": roles.can_operate(request.user),
         "can_review": roles.can_review(request.user),
         "rerunnable": job.state in operations.RERUNNABLE,
-        "replannable": changed,
+        "replannable": not job.bound_to_current_source,
         "verdict_form": VerdictForm(),
         "rerun_form": ReasonForm(prefix="rerun"),
         "grant_form": ReasonForm(prefix="grant"),
