@@ -17,7 +17,7 @@ from django.views import defaults
 from django_filters import MultipleChoiceFilter
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -411,67 +411,56 @@ class AuditDetailApi(StrictQueryMixin, APIView):
 # --- operations -------------------------------------------------------------------------
 
 
-class JobRerunApi(StrictQueryMixin, APIView):
+class _JobActionApi(StrictQueryMixin, APIView):
+    """An operator action on one job, with a reason; answers with the audit
+    record of the job it queued. Subclasses name the action (one of
+    ``operations.job_*``) and the schema's operation id."""
+
+    permission_classes = [CanOperate]
+    throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
+    operation = None  # (job=, actor=, reason=) -> the job queued
+
+    def post(self, request, job_id: int):
+        job = _job_or_404(request, job_id)
+        reason = _reason(request)
+        try:
+            queued = self.operation(job=job, actor=request.user, reason=reason)
+        except operations.ActionRefused as exc:
+            raise _refused(exc) from None
+        return Response(_record(_job_or_404(request, queued.pk)), status=status.HTTP_202_ACCEPTED)
+
+
+def _job_action_schema(operation_id: str):
+    return extend_schema_view(post=extend_schema(operation_id=operation_id, request=ReasonSerializer,
+                                                 responses={202: AuditRecordSerializer, **ERRORS_WRITE}))
+
+
+@_job_action_schema("rerun_job")
+class JobRerunApi(_JobActionApi):
     """Re-run a failed or exhausted job now (the desk's re-run), with a reason.
     A failed job uses the attempt it has left; an exhausted one gets one more."""
 
-    permission_classes = [CanOperate]
-    throttle_classes = [WriteRateThrottle]
-    parser_classes = [JSONParser]
-
-    @extend_schema(operation_id="rerun_job", request=ReasonSerializer,
-                   responses={202: AuditRecordSerializer, **ERRORS_WRITE})
-    def post(self, request, job_id: int):
-        job = _job_or_404(request, job_id)
-        reason = _reason(request)
-        try:
-            job = operations.job_rerun(job=job, actor=request.user, reason=reason)
-        except operations.ActionRefused as exc:
-            raise _refused(exc) from None
-        return Response(_record(_job_or_404(request, job.pk)), status=status.HTTP_202_ACCEPTED)
+    operation = staticmethod(operations.job_rerun)
 
 
-class JobGrantAttemptApi(StrictQueryMixin, APIView):
+@_job_action_schema("grant_job_attempt")
+class JobGrantAttemptApi(_JobActionApi):
     """Grant one more attempt to a failed or exhausted job (its limit rises by
     one) and run it now, with a reason."""
 
-    permission_classes = [CanOperate]
-    throttle_classes = [WriteRateThrottle]
-    parser_classes = [JSONParser]
-
-    @extend_schema(operation_id="grant_job_attempt", request=ReasonSerializer,
-                   responses={202: AuditRecordSerializer, **ERRORS_WRITE})
-    def post(self, request, job_id: int):
-        job = _job_or_404(request, job_id)
-        reason = _reason(request)
-        try:
-            job = operations.job_grant_attempt(job=job, actor=request.user, reason=reason)
-        except operations.ActionRefused as exc:
-            raise _refused(exc) from None
-        return Response(_record(_job_or_404(request, job.pk)), status=status.HTTP_202_ACCEPTED)
+    operation = staticmethod(operations.job_grant_attempt)
 
 
-class JobReplanApi(StrictQueryMixin, APIView):
+@_job_action_schema("replan_job")
+class JobReplanApi(_JobActionApi):
     """Bind a range whose source changed to its current source: a new job
     for that range only (current prompt version and model), queued; the old
     job and any summary stay as the record. For a stale job, or a succeeded
     one whose source changed since (``source_valid`` false). Answers with
     the new job's record."""
 
-    permission_classes = [CanOperate]
-    throttle_classes = [WriteRateThrottle]
-    parser_classes = [JSONParser]
-
-    @extend_schema(operation_id="replan_job", request=ReasonSerializer,
-                   responses={202: AuditRecordSerializer, **ERRORS_WRITE})
-    def post(self, request, job_id: int):
-        job = _job_or_404(request, job_id)
-        reason = _reason(request)
-        try:
-            new = operations.job_replan(job=job, actor=request.user, reason=reason)
-        except operations.ActionRefused as exc:
-            raise _refused(exc) from None
-        return Response(_record(_job_or_404(request, new.pk)), status=status.HTTP_202_ACCEPTED)
+    operation = staticmethod(operations.job_replan)
 
 
 class JobRefSerializer(serializers.Serializer):
