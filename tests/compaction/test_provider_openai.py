@@ -121,6 +121,19 @@ def _odd(**changes):
     return (200, body, 0)
 
 
+def _run_once_against(reply, server, make_conversation, monkeypatch):
+    """One job run end to end against a server that answers ``reply``;
+    returns the job (re-read), the run's outcome and its one attempt."""
+    from tests.compaction import openai_server
+
+    monkeypatch.setitem(openai_server.SCRIPTS, "odd", reply)
+    (job,) = services.conversation_plan(conversation=make_conversation(30))
+    server.queue("odd")
+    outcome = services.job_run(job_id=job.pk)
+    job.refresh_from_db()
+    return job, outcome, Attempt.objects.get(job=job)
+
+
 @pytest.mark.parametrize("odd, code", [
     (_odd(usage={"prompt_tokens": -1, "completion_tokens": "n/a"}), ""),
     (_odd(usage={"prompt_tokens": 2**40, "completion_tokens": True}), ""),
@@ -131,14 +144,7 @@ def test_through_the_engine_an_odd_but_parseable_reply_is_still_one_recorded_att
     """Whatever numbers an endpoint reports, the attempt is recorded with its
     verdict; the finish never crashes and leaves the job running until its
     lease expires (which would lose what the model returned)."""
-    from tests.compaction import openai_server
-
-    monkeypatch.setitem(openai_server.SCRIPTS, "odd", odd)
-    conv = make_conversation(30)
-    (job,) = services.conversation_plan(conversation=conv)
-    server.queue("odd")
-    outcome = services.job_run(job_id=job.pk)
-    attempt = Attempt.objects.get(job=job)
+    job, outcome, attempt = _run_once_against(odd, server, make_conversation, monkeypatch)
     assert attempt.outcome == ("succeeded" if code == "" else "failed")
     assert attempt.failure_code == outcome.failure_code == code
     assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
@@ -155,15 +161,7 @@ def test_a_reply_with_control_characters_fails_and_is_kept_for_review(
     """Not plain text is a contract failure of its own, and what came back is
     kept (a NUL, which PostgreSQL cannot store, shown as U+FFFD) instead of
     crashing the finish and leaving the job running until its lease expires."""
-    from tests.compaction import openai_server
-
-    monkeypatch.setitem(openai_server.SCRIPTS, "odd", odd)
-    conv = make_conversation(30)
-    (job,) = services.conversation_plan(conversation=conv)
-    server.queue("odd")
-    outcome = services.job_run(job_id=job.pk)
-    attempt = Attempt.objects.get(job=job)
-    job.refresh_from_db()
+    job, outcome, attempt = _run_once_against(odd, server, make_conversation, monkeypatch)
     assert (outcome.failure_code, attempt.failure_code, attempt.outcome) == (code, code, "failed")
     assert job.state == JobState.FAILED and not SummaryGeneration.objects.filter(job=job).exists()
     stored = attempt.raw_output + attempt.finish_reason + attempt.model
