@@ -120,7 +120,7 @@ class ChainHistory:
 @dataclass(frozen=True)
 class Finding:
     """One drift finding. ``line`` is a 1-based line number of the note text
-    as given (``NoteLine.number``); a ``lost`` finding points at the heading
+    after ``<summary>`` unwrapping (``NoteLine.number``); a ``lost`` finding points at the heading
     of the section that should have kept it; ``growth_without_new_matters``
     is about the whole note (``section`` and ``line`` None). ``subject`` is
     the words the finding is about (a quote, a value, a condition)."""
@@ -149,13 +149,13 @@ _WS = re.compile(r"\s+")
 _SPACE_BY_WIDE = re.compile(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ")
 _EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
 _ELLIPSIS = re.compile(r"……|…|\.{3,}")
-_CLAUSE_END = re.compile(r"[，。；！？\n;!?]+|,(?!\d)|\.(?=\s|$)")
+_CLAUSE_END = re.compile(r"[，。；！？：\n;!?]+|,(?!\d)|:(?!\d)|\.(?=\s|$)")
 _LATIN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
 
 # Characters that carry no matter: particles, pronouns, copulas, connectors.
-_STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着个些其之而且并但")
+_STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着个些其之而且并但一")
 # The note's own labels and the ask verbs: they say how a line is written, not what it is about.
 _GENERIC = {"用户", "助手", "原话", "暂缓", "放弃", "已放", "当前", "目前", "已经", "需要", "提供", "确认", "告知", "补充",
             "一下", "可以", "现在", "什么", "怎么"}
@@ -211,6 +211,16 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def matter_terms(text: str, vocabulary: v.Vocabulary) -> frozenset[str]:
+    """Key terms without the consent, hold, abandonment and question phrases
+    themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？" names
+    AirPods and Max, not 多少."""
+    spans = [m.span() for c in (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION) for m in vocabulary.find_all(c, text)]
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + " " + text[end:]
+    return terms(text)
+
+
 def worth(found: Iterable[str]) -> int:
     """A Latin word or number counts 2, a Chinese two-character term 1."""
     return sum(2 if term[0].isascii() else 1 for term in found)
@@ -259,21 +269,26 @@ _ID_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-
 _ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
 
 
-def dates(text: str) -> list[tuple[str, tuple[int, int]]]:
-    """Each date written in ``text`` and its (month, day) key, so 2026-08-31,
-    8月31日 and "Aug 31" are the same date."""
+def dates(text: str) -> list[tuple[str, tuple[int | None, int, int]]]:
+    """Each date written in ``text`` with its (year or None, month, day) key."""
     found = []
     for form in _DATE_FORMS:
         for m in form.finditer(text):
             month, day = int(m.group(2)), int(m.group(3))
             if 1 <= month <= 12 and 1 <= day <= 31:
-                found.append((m.group().strip(), (month, day)))
+                found.append((m.group().strip(), (int(m.group(1)) if m.group(1) else None, month, day)))
     for i, form in enumerate(_EN_DATE_FORMS):
         for m in form.finditer(text):
             name, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             if 1 <= int(day) <= 31:
-                found.append((m.group().strip(), (_MONTHS[name.lower()], int(day))))
+                found.append((m.group().strip(), (None, _MONTHS[name.lower()], int(day))))
     return found
+
+
+def same_date(a: tuple[int | None, int, int], b: tuple[int | None, int, int]) -> bool:
+    """2026-08-31, 8月31日 and "Aug 31" are one date; 2026-08-31 and
+    2027-08-31 (a delivery and a warranty end) are two."""
+    return a[1:] == b[1:] and (a[0] is None or b[0] is None or a[0] == b[0])
 
 
 def _number_key(raw: str) -> str:
@@ -361,13 +376,8 @@ class _UserMessage:
 
     @cached_property
     def own_terms(self) -> frozenset[str]:
-        """Key terms without the consent / hold / abandon phrases themselves,
-        so "先别提交了" names 提交 and nothing of 先别."""
-        text = self.message.text
-        spans = [m.span() for c in (v.CONSENT, v.HOLD, v.ABANDON) for m in self.vocabulary.find_all(c, text)]
-        for start, end in sorted(spans, reverse=True):
-            text = text[:start] + " " + text[end:]
-        return terms(text)
+        """The matter the message names (``matter_terms``)."""
+        return matter_terms(self.message.text, self.vocabulary)
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -490,7 +500,7 @@ class DriftInput:
 
     def user_said_value(self, kind: str, key) -> bool:
         if kind == "date":
-            return key in self.user_date_keys
+            return any(same_date(key, said) for said in self.user_date_keys)
         if kind == "time":
             return key in self.user_clock_times
         if kind == "amount":
@@ -536,7 +546,7 @@ class DriftInput:
             clause, match = user.abandon
             named = terms(clause[:match.start()] + " " + clause[match.end():])
             previous = self.previous(user)
-            borrowed = previous.terms if not named and previous is not None else frozenset()
+            borrowed = previous.own_terms if not named and previous is not None else frozenset()
             out.append((user, named, borrowed))
         return out
 
@@ -591,6 +601,13 @@ class DriftInput:
                                   terms=terms(clause), message_id=message_id, order=order, section=section,
                                   is_hold=self.vocabulary.matches(v.HOLD, clause)))
         return out
+
+    def as_condition(self, clause: str, match: re.Match) -> _Condition:
+        """A consent, hold or abandonment clause read as a condition keyed by
+        its phrase, to ask whether a note keeps it."""
+        return _Condition(clause=clause, operator=match.group(), numbers=frozenset(numbers(clause)),
+                          terms=terms(clause), message_id=None, order=-1, section=notes.REQUESTS,
+                          is_hold=self.vocabulary.matches(v.HOLD, clause))
 
     @staticmethod
     def keeps(line_text: str, condition: _Condition) -> bool:
@@ -832,7 +849,7 @@ def _values(d: DriftInput, text: str) -> list[tuple[str, str, object]]:
 
 def _holds_value(text: str, kind: str, key) -> bool:
     if kind == "date":
-        return key in {k for _, k in dates(text)}
+        return any(same_date(key, k) for _, k in dates(text))
     if kind == "time":
         return key in {f"{int(h)}:{m}" for h, m in _TIME.findall(text)}
     if kind == "amount":
@@ -992,8 +1009,8 @@ def check_growth_without_new_matters(d: DriftInput) -> list[Finding]:
     (inside ``<summary>`` when present, surrounding whitespace removed) has
     more characters than its parent's; a first generation never grew. It
     may grow only when its material brings something new, any of: a user
-    consent, hold or abandonment; a user condition the parent does not
-    keep; a user statement or direct request (not only a question) whose
+    consent, hold or abandonment the parent does not keep already; a user
+    condition the parent does not keep; a user statement or direct request (not only a question) whose
     key terms absent from the parent are worth 3 or more (a new matter,
     not "好的，谢谢"); or a tool result that failed or returned a new id
     (a dead end or a done item). Material of questions and look-ups brings
@@ -1018,8 +1035,11 @@ def _brings_new(d: DriftInput) -> bool:
     for user in d.users:
         if user.message.id not in d.material_user_ids:
             continue
-        if user.state or user.abandon:
-            return True
+        for found in (user.consent, user.hold, user.abandon):
+            # A consent, hold or abandonment is new unless the parent already
+            # keeps it (a hold restated a third time brings nothing).
+            if found and not d.kept_anywhere(d.parent_lines, d.as_condition(*found)):
+                return True
         for condition in d.conditions_in(user.message.text, message_id=user.message.id, order=user.order,
                                          section=notes.REQUESTS):
             if not d.kept_anywhere(d.parent_lines, condition):

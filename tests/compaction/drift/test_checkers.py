@@ -237,6 +237,12 @@ def test_a_value_the_user_also_said_is_not_extra():
     assert run(c.TOOL_DETAIL_IN_REQUESTS, note, mat) == []
 
 
+def test_a_date_the_user_said_in_another_year_is_another_date():
+    mat = Material(DELIVERY.pairs + material(("保修到2027-08-31对吧？", "对。"), start=1).pairs, DELIVERY.tool_results)
+    note = zh(**{R: ["左耳无声，寄回本店修（订单88232，2026-08-31签收前买的）"]})
+    assert [f.subject for f in run(c.TOOL_DETAIL_IN_REQUESTS, note, mat)] == ["2026-08-31", "签收"]
+
+
 def test_order_numbers_quotes_and_other_sections_are_not_tool_details():
     note = zh(**{R: ["左耳无声，寄回本店修（订单88232）"], P: ["已查询订单，2026-08-31签收"]})
     assert run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY) == []
@@ -397,6 +403,16 @@ def test_growth_with_something_new_is_fine(user, tools):
     mat = Material(ONLY_QUESTIONS.pairs + material((user, "好的。"), start=11).pairs,
                    ONLY_QUESTIONS.tool_results + tuple(tools))
     assert run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, mat, parent=PARENT) == []
+
+
+def test_a_hold_the_parent_already_keeps_is_no_new_matter():
+    parent = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交，等我下周把包装准备好再说）"]})
+    longer = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交，等我下周把包装准备好再说）",
+                       "用户询问寄修大概要多久"]})
+    restated = Material(ONLY_QUESTIONS.pairs + material(("再说一次，申请先别提交。", "好的。"), start=11).pairs)
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, restated, parent=parent)) == 1
+    fresh = Material(ONLY_QUESTIONS.pairs + material(("iPad先别下单。", "好的。"), start=11).pairs)
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, fresh, parent=parent) == []
 
 
 def test_an_acknowledgement_is_no_new_matter():
