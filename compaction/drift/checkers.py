@@ -859,10 +859,11 @@ def _holds_value(text: str, kind: str, key) -> bool:
 
 def check_question_as_requirement(d: DriftInput) -> list[Finding]:
     """extra / question_as_requirement — a user-requests line (not a hold or
-    abandoned line) only records a question when its own words are a
-    question or say the user asked (``question``: 用户询问…, 有没有, "user
-    asked whether") and neither its own words nor its quote ask for
-    anything to be done (no direct request, consent, hold or abandonment).
+    abandoned line) only records a question when every clause of its own
+    words is a question or says the user asked (``question``: 用户询问…,
+    有没有, "user asked whether"; "下个月再决定怎么修" inside a statement is
+    not one) and neither its own words nor its quote ask for anything to be
+    done (no direct request, consent, hold or abandonment).
     A question phrased as a request ("能不能帮我把申请提交了？") is a
     requirement. Proof: the quoted user message, else the user's question
     closest to the line."""
@@ -870,7 +871,8 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
     for line in d.lines:
         if line.section != notes.REQUESTS or notes.is_hold(line.text) or notes.is_abandoned(line.text):
             continue
-        if not d.vocabulary.matches(v.QUESTION, line.own):
+        own = clauses(line.own)
+        if not own or not all(d.vocabulary.matches(v.QUESTION, clause) for clause in own):
             continue
         texts = (line.own, *line.quotes)
         if any(d.vocabulary.matches(c, t) for c in (v.DIRECT_REQUEST, v.HOLD) for t in texts):
@@ -962,13 +964,14 @@ def check_lost_constraint(d: DriftInput) -> list[Finding]:
         if d.kept_anywhere(d.lines, condition):
             continue
         ids = [condition.message_id] if condition.message_id else [u.message.id for u in d.users_saying(key)[-1:]]
-        source = "the previous note kept" if condition.order < 0 else "the user stated"
+        said = f" ({ids[0]})" if ids else ""
+        kept_before = " although the previous note kept it" if condition.order < 0 else ""
         out.append(d.finding(
             LOST_CONSTRAINT, section=condition.section, line=d.headings.get(condition.section), message_ids=ids,
             subject=condition.clause,
-            detail=(f"The user's condition “{_short(condition.clause)}” is missing: {source} it"
-                    f"{' (' + ids[0] + ')' if ids else ''}, the user has not withdrawn it, and no line of this note "
-                    f"keeps “{condition.operator}” with its values.")))
+            detail=(f"The user's condition “{_short(condition.clause)}”{said} is missing from this note"
+                    f"{kept_before}: no line keeps “{condition.operator}” with its values, and the user has not "
+                    f"withdrawn it.")))
     return out
 
 

@@ -279,7 +279,8 @@ def test_a_question_phrased_as_a_request_is_a_requirement():
 
 
 def test_hold_lines_and_statements_are_not_questions():
-    note = zh(**{R: ["暂缓：送修申请先别提交，等下周再说？", "为妈妈买iPad，预算4000以内"]})
+    note = zh(**{R: ["暂缓：送修申请先别提交，等下周再说？", "为妈妈买iPad，预算4000以内",
+                     "左耳无声，先用右耳，下个月再决定怎么修"]})
     assert run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS) == []
 
 

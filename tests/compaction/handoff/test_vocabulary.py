@@ -69,6 +69,7 @@ def test_phrases_added_for_the_drift_checks_are_recognised(category, text):
     (v.DIRECT_REQUEST, "用户要求了解维修价格"),
     (v.CONSTRAINT, "别的颜色她不喜欢"),  # 别的 is "other", not a negation
     (v.CONSTRAINT, "这两款有什么区别"),
+    (v.CONSTRAINT, "左耳现在完全不能用"),  # a fault, not a condition
 ])
 def test_near_misses_of_the_added_phrases(category, text):
     assert not v.DEFAULT.matches(category, text)
