@@ -36,7 +36,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 from typing import Callable, Iterable
 
 from compaction.handoff import note as notes
@@ -77,6 +77,29 @@ CONDITION_COVERAGE = 0.6
 # Key-term worth of a user statement's new terms that makes it a new matter.
 NEW_MATTER_WORTH = 3
 DETAIL_QUOTE_CHARS = 60
+# Texts read are remembered across checks: the next generation re-reads the
+# whole chain, and only its new material is new. Only texts up to
+# _MEMO_TEXT characters are kept (a message may be 1 MiB), at most _MEMO
+# per function; a full memo starts again empty.
+_MEMO = 1 << 16
+_MEMO_TEXT = 4096
+
+
+def _memoised(fn):
+    memo: dict[str, object] = {}
+
+    @wraps(fn)
+    def read(text: str):
+        if len(text) > _MEMO_TEXT:
+            return fn(text)
+        found = memo.get(text)
+        if found is None:
+            if len(memo) >= _MEMO:
+                memo.clear()
+            found = memo[text] = fn(text)
+        return found
+
+    return read
 
 
 # ---------------------------------------------------------------- input / output
@@ -166,6 +189,7 @@ whether if so just about any some there here then than also too very up out into
 need needs like would let lets ok okay thanks thank hi hello""".split())
 
 
+@_memoised
 def normalise(text: str) -> str:
     """Whitespace normalisation (SPEC §8): runs of whitespace become one
     space; a space touching a non-ASCII character goes."""
@@ -176,7 +200,8 @@ def _edge_strip(text: str) -> str:
     return text.strip(_EDGE)
 
 
-def clauses(text: str) -> list[str]:
+@_memoised
+def clauses(text: str) -> tuple[str, ...]:
     """``text`` cut at clause and sentence punctuation; each clause keeps a
     closing ``？`` / ``?`` (it tells a question) and loses other trailing
     punctuation."""
@@ -191,9 +216,10 @@ def clauses(text: str) -> list[str]:
     tail = text[start:].strip()
     if _edge_strip(tail):
         out.append(tail)
-    return out
+    return tuple(out)
 
 
+@_memoised
 def terms(text: str) -> frozenset[str]:
     """Key terms of ``text``: Latin words, model names and numbers
     (lower-cased, two characters or more, no stop words) and Chinese
@@ -211,7 +237,7 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def matter_terms(text: str, vocabulary: v.Vocabulary) -> frozenset[str]:
+def matter_terms(text: str, vocabulary: "_Reader") -> frozenset[str]:
     """Key terms without the consent, hold, abandonment and question phrases
     themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？" names
     AirPods and Max, not 多少."""
@@ -223,7 +249,9 @@ def matter_terms(text: str, vocabulary: v.Vocabulary) -> frozenset[str]:
 
 def worth(found: Iterable[str]) -> int:
     """A Latin word or number counts 2, a Chinese two-character term 1."""
-    return sum(2 if term[0].isascii() else 1 for term in found)
+    found = tuple(found)
+    latin = sum(1 for term in found if term[0].isascii())
+    return len(found) + latin
 
 
 def shared(a: frozenset[str], b: frozenset[str]) -> int:
@@ -269,7 +297,8 @@ _ID_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-
 _ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
 
 
-def dates(text: str) -> list[tuple[str, tuple[int | None, int, int]]]:
+@_memoised
+def dates(text: str) -> tuple[tuple[str, tuple[int | None, int, int]], ...]:
     """Each date written in ``text`` with its (year or None, month, day) key."""
     found = []
     for form in _DATE_FORMS:
@@ -282,7 +311,7 @@ def dates(text: str) -> list[tuple[str, tuple[int | None, int, int]]]:
             name, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             if 1 <= int(day) <= 31:
                 found.append((m.group().strip(), (None, _MONTHS[name.lower()], int(day))))
-    return found
+    return tuple(found)
 
 
 def same_date(a: tuple[int | None, int, int], b: tuple[int | None, int, int]) -> bool:
@@ -295,11 +324,13 @@ def _number_key(raw: str) -> str:
     return raw.replace(",", "")
 
 
-def numbers(text: str) -> set[str]:
-    return {_number_key(n) for n in _NUMBER.findall(text)}
+@_memoised
+def numbers(text: str) -> frozenset[str]:
+    return frozenset(_number_key(n) for n in _NUMBER.findall(text))
 
 
-def identifiers(text: str) -> list[str]:
+@_memoised
+def identifiers(text: str) -> tuple[str, ...]:
     """Ids a done line or a tool result names: four characters or more, a
     digit among them, and a letter, a hyphen or five digits or more (so a
     price such as 1899 is not an id); dates are not ids."""
@@ -310,7 +341,7 @@ def identifiers(text: str) -> list[str]:
                 and (any(c.isalpha() or c == "-" for c in token) or sum(c.isdigit() for c in token) >= 5)):
             if token not in out:
                 out.append(token)
-    return out
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- reading with the vocabulary
@@ -323,11 +354,69 @@ def _negated(text: str, start: int) -> bool:
     return before[-1:] in ("不", "没", "未") or bool(_NEGATION_EN.search(before))
 
 
-def _unnegated(vocabulary: v.Vocabulary, category: str, text: str) -> re.Match | None:
+def _unnegated(vocabulary: "_Reader", category: str, text: str) -> re.Match | None:
     for match in vocabulary.find_all(category, text):
         if not _negated(text, match.start()):
             return match
     return None
+
+
+_READINGS: dict[int, tuple[v.Vocabulary, dict[str, re.Pattern], dict[tuple, object]]] = {}
+
+
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict[str, re.Pattern], dict[tuple, object]]:
+    """Each category's patterns as one alternation, compiled once per
+    vocabulary, and the answers already given for it (kept with the
+    vocabulary itself, so an id reused for another is never confused)."""
+    cached = _READINGS.get(id(vocabulary))
+    if cached is None or cached[0] is not vocabulary:
+        if len(_READINGS) > 64:
+            _READINGS.clear()
+        compiled = {category: re.compile("|".join(f"(?:{p.pattern})" for lang in (notes.ZH, notes.EN)
+                                                  for p in by_language.get(lang, ())) or r"(?!)", re.I)
+                    for category, by_language in vocabulary.patterns.items()}
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {})
+    if len(cached[2]) > 8 * _MEMO:
+        cached[2].clear()
+    return cached[1], cached[2]
+
+
+class _Reader:
+    """The scope's vocabulary, read once per text: a yes/no test is one
+    search of the category's patterns joined into one alternation, a match
+    is asked of the vocabulary only when that search found something, and
+    every answer is kept (one note reads the same clauses many times, and
+    the next generation reads the same chain again)."""
+
+    def __init__(self, vocabulary: v.Vocabulary):
+        self.vocabulary = vocabulary
+        self._any, self._memo = _reading(vocabulary)
+
+    def _kept(self, key: tuple, text: str, compute):
+        if len(text) > _MEMO_TEXT:
+            return compute()
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def matches(self, category: str, text: str) -> bool:
+        return self._kept(("matches", category, text), text, lambda: self._any[category].search(text) is not None)
+
+    def find(self, category: str, text: str) -> re.Match | None:
+        if not self.matches(category, text):
+            return None
+        return self._kept(("find", category, text), text, lambda: self.vocabulary.find(category, text))
+
+    def user(self, message: ChainMessage, order: int) -> "_UserMessage":
+        """The reading of one user message at its place in the chain, kept:
+        a chain only grows at its end, so earlier messages read the same."""
+        return self._kept(("user", message.id, message.pair_index, message.text, order), message.text,
+                          lambda: _UserMessage(message, order, self))
+
+    def find_all(self, category: str, text: str) -> list[re.Match]:
+        if not self.matches(category, text):
+            return []
+        return self._kept(("find_all", category, text), text, lambda: self.vocabulary.find_all(category, text))
 
 
 @dataclass
@@ -336,13 +425,15 @@ class _UserMessage:
 
     message: ChainMessage
     order: int
-    vocabulary: v.Vocabulary
+    vocabulary: _Reader
 
     @cached_property
     def clauses(self) -> list[str]:
         return clauses(self.message.text)
 
     def _clause_with(self, category: str, *, negatable: bool) -> tuple[str, re.Match] | None:
+        if not self.vocabulary.matches(category, self.message.text):
+            return None
         for clause in self.clauses:
             if self.vocabulary.matches(v.QUESTION, clause):
                 continue
@@ -384,6 +475,10 @@ class _UserMessage:
         return terms(self.message.text)
 
     @cached_property
+    def normal(self) -> str:
+        return normalise(self.message.text)
+
+    @cached_property
     def asking_clauses(self) -> list[str]:
         """Clauses that ask for something to be done: a request, direct
         request or consent that is not a mere question (a direct request
@@ -398,6 +493,10 @@ class _UserMessage:
         return out
 
     @cached_property
+    def asks_question(self) -> bool:
+        return any(self.vocabulary.matches(v.QUESTION, c) for c in self.clauses)
+
+    @cached_property
     def statement_clauses(self) -> list[str]:
         """Clauses that say something rather than only ask: not a question,
         or a direct request phrased as one."""
@@ -405,17 +504,36 @@ class _UserMessage:
                 if not self.vocabulary.matches(v.QUESTION, c) or self.vocabulary.matches(v.DIRECT_REQUEST, c)]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Line:
+    """A note line read once: its own words, its quotes, and what the
+    checkers compare (normalised text, key terms, numbers)."""
+
     section: str
     number: int
     text: str
     own: str  # the line's own words, without its quote
     quotes: tuple[str, ...]
 
-    @property
+    @cached_property
     def full(self) -> str:
         return self.own + " " + " ".join(self.quotes)
+
+    @cached_property
+    def normal(self) -> str:
+        return normalise(self.full)
+
+    @cached_property
+    def lower(self) -> str:
+        return self.normal.lower()
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        return terms(self.full)
+
+    @cached_property
+    def numbers(self) -> set[str]:
+        return numbers(self.normal)
 
 
 def _lines(note: notes.Note) -> list[_Line]:
@@ -453,7 +571,7 @@ class DriftInput:
         self.parent_text = notes.extract_summary(parent) if parent is not None else None
         self.parent = notes.parse(self.parent_text) if self.parent_text is not None else None
         self.material = material
-        self.vocabulary = vocabulary
+        self.vocabulary = _Reader(vocabulary)
         users = {m.id: m for m in chain.user_messages}
         assistants = {m.id: m for m in chain.assistant_messages}
         tools = {t.message_id: t for t in chain.tool_results}
@@ -463,7 +581,7 @@ class DriftInput:
         for result in material.tool_results:
             tools.setdefault(result.message_id, result)
         # Chain order: by pair, the user message first, then tool results, then the answer.
-        self.users = [_UserMessage(m, i, vocabulary) for i, m in enumerate(
+        self.users = [self.vocabulary.user(m, i) for i, m in enumerate(
             sorted(users.values(), key=lambda m: m.pair_index))]
         self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
         self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
@@ -471,12 +589,26 @@ class DriftInput:
         self.lines = _lines(self.note)
         self.parent_lines = _lines(self.parent) if self.parent else []
         self.headings = notes.heading_lines(self.text)
+        self._resumed: dict[int, bool] = {}
 
     # -- what the user said
 
     @cached_property
     def user_corpus(self) -> str:
-        return "\x00".join(normalise(u.message.text) for u in self.users)
+        return "\x00".join(u.normal for u in self.users)
+
+    @cached_property
+    def questions_by_term(self) -> dict[str, list[_UserMessage]]:
+        """User messages that ask a question, by key term: the question
+        proof looks at the messages sharing a line's terms, not at all."""
+        index: dict[str, list[_UserMessage]] = {}
+        for user in self.users:
+            if user.asks_question:
+                for term in user.terms:
+                    index.setdefault(term, []).append(user)
+        # A term half the conversation uses (寄修, AirPods) tells no message apart.
+        common = max(20, len(self.users) // 20)
+        return {term: users for term, users in index.items() if len(users) <= common}
 
     def said_by_user(self, words: str) -> bool:
         words = _edge_strip(normalise(words))
@@ -484,7 +616,9 @@ class DriftInput:
 
     def users_saying(self, words: str) -> list[_UserMessage]:
         words = _edge_strip(normalise(words))
-        return [u for u in self.users if words and words in normalise(u.message.text)] if words else []
+        if not words or words not in self.user_corpus:
+            return []
+        return [u for u in self.users if words in u.normal]
 
     @cached_property
     def user_date_keys(self) -> set[tuple[int, int]]:
@@ -506,6 +640,39 @@ class DriftInput:
         if kind == "amount":
             return key in self.user_numbers
         return key in self.user_corpus.lower()
+
+    @cached_property
+    def _value_index(self) -> tuple[list[tuple[str, str]], dict]:
+        """The texts that are not the user's (tool results, then assistant
+        answers, in chain order) and the dates, times and numbers each holds."""
+        texts = [(t.message_id, t.text) for t in self.tools] + [(m.id, m.text) for m in self.assistants]
+        index: dict[tuple[str, object], list[str]] = {}
+        for message_id, text in texts:
+            for _, key in dates(text):
+                index.setdefault(("date", key[1:]), []).append(message_id)
+            for h, m in _TIME.findall(text):
+                index.setdefault(("time", f"{int(h)}:{m}"), []).append(message_id)
+            for n in numbers(text):
+                index.setdefault(("amount", n), []).append(message_id)
+        return texts, index
+
+    def value_sources(self, kind: str, key) -> list[str]:
+        """The tool results and assistant answers that hold a value."""
+        texts, index = self._value_index
+        if kind == "word":
+            return [message_id for message_id, text in texts if key in text.lower()]
+        if kind == "date":
+            candidates = _ids(index.get(("date", key[1:]), ()))
+            return [i for i in candidates if any(same_date(key, k) for _, k in dates(self._text_of[i]))]
+        return list(_ids(index.get((kind, key), ())))
+
+    @cached_property
+    def _text_of(self) -> dict[str, str]:
+        return {message_id: text for message_id, text in self._value_index[0]}
+
+    @cached_property
+    def user_by_id(self) -> dict[str, _UserMessage]:
+        return {u.message.id: u for u in self.users}
 
     @cached_property
     def events(self) -> list[_UserMessage]:
@@ -563,8 +730,12 @@ class DriftInput:
 
     def resumed(self, abandon: _UserMessage, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""
-        return any(not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
-                   for user in self.after(abandon))
+        key = abandon.order
+        if key not in self._resumed:
+            self._resumed[key] = any(
+                not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
+                for user in self.after(abandon) if self.about_dropped(user.terms, named, borrowed))
+        return self._resumed[key]
 
     # -- tools
 
@@ -610,23 +781,22 @@ class DriftInput:
                           is_hold=self.vocabulary.matches(v.HOLD, clause))
 
     @staticmethod
-    def keeps(line_text: str, condition: _Condition) -> bool:
+    def keeps(line: _Line, condition: _Condition) -> bool:
         """A line keeps a condition when it holds the clause verbatim, or its
         operator word, every number of it and most of its key terms."""
-        text = normalise(line_text)
-        if _edge_strip(normalise(condition.clause)) in text:
+        if normalise(condition.operator).lower() not in line.lower:
+            return False  # the verbatim clause holds its operator too
+        if _edge_strip(normalise(condition.clause)) in line.normal:
             return True
-        if condition.operator.lower() not in text.lower():
-            return False
-        if not condition.numbers <= numbers(text):
+        if not condition.numbers <= line.numbers:
             return False
         wanted = condition.terms - condition.numbers
         if not wanted:
             return True
-        return worth(wanted & terms(text)) >= CONDITION_COVERAGE * worth(wanted)
+        return worth(wanted & line.terms) >= CONDITION_COVERAGE * worth(wanted)
 
     def kept_anywhere(self, lines: list[_Line], condition: _Condition) -> bool:
-        return any(self.keeps(line.full, condition) for line in lines)
+        return any(self.keeps(line, condition) for line in lines)
 
     @cached_property
     def parent_terms(self) -> frozenset[str]:
@@ -709,7 +879,7 @@ def check_retracted_consent(d: DriftInput) -> list[Finding]:
         quoted = [q for q in line.quotes if _unnegated(d.vocabulary, v.CONSENT, q)]
         if not quoted and not _unnegated(d.vocabulary, v.CONSENT, line.own):
             continue
-        line_terms = terms(line.full)
+        line_terms = line.terms
         anchor = None
         for fragment in quoted:
             saying = d.users_saying(fragment)
@@ -752,7 +922,7 @@ def check_abandoned_unmarked(d: DriftInput) -> list[Finding]:
             continue
         if any(_unnegated(d.vocabulary, v.ABANDON, t) for t in (line.own, *line.quotes)):
             continue
-        line_terms = terms(line.full)
+        line_terms = line.terms
         dropped = [user for user, named, borrowed in d.abandons
                    if d.about_dropped(line_terms, named, borrowed) and not d.resumed(user, named, borrowed)]
         if not dropped:
@@ -814,8 +984,7 @@ def check_tool_detail_in_requests(d: DriftInput) -> list[Finding]:
         for raw, kind, key in _values(d, line.own):
             if d.user_said_value(kind, key):
                 continue
-            sources = ([t.message_id for t in d.tools if _holds_value(t.text, kind, key)]
-                       + [m.id for m in d.assistants if _holds_value(m.text, kind, key)])
+            sources = d.value_sources(kind, key)
             if not sources:
                 continue
             out.append(d.finding(
@@ -847,16 +1016,6 @@ def _values(d: DriftInput, text: str) -> list[tuple[str, str, object]]:
     return [(raw, kind, key) for (kind, key), raw in found.items()]
 
 
-def _holds_value(text: str, kind: str, key) -> bool:
-    if kind == "date":
-        return any(same_date(key, k) for _, k in dates(text))
-    if kind == "time":
-        return key in {f"{int(h)}:{m}" for h, m in _TIME.findall(text)}
-    if kind == "amount":
-        return key in numbers(text)
-    return key in text.lower()
-
-
 def check_question_as_requirement(d: DriftInput) -> list[Finding]:
     """extra / question_as_requirement — a user-requests line (not a hold or
     abandoned line) only records a question when every clause of its own
@@ -882,11 +1041,13 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
         ids = [u.message.id for q in line.quotes for u in d.users_saying(q)[-1:]]
         if not ids:
             line_terms = terms(line.own)
-            scored = [(shared(u.terms, line_terms), u.order, u) for u in d.users
-                      if any(d.vocabulary.matches(v.QUESTION, c) for c in u.clauses)]
-            scored = [s for s in scored if s[0] >= 2]
-            if scored:
-                ids = [max(scored, key=lambda s: (s[0], s[1]))[2].message.id]
+            score: dict[int, int] = {}
+            for term in line_terms:
+                for user in d.questions_by_term.get(term, ()):
+                    score[user.order] = score.get(user.order, 0) + (2 if term[0].isascii() else 1)
+            best = max(((points, order) for order, points in score.items() if points >= 2), default=None)
+            if best:
+                ids = [d.users[best[1]].message.id]
         out.append(d.finding(
             QUESTION_AS_REQUIREMENT, section=line.section, line=line.number, message_ids=ids, subject=line.own,
             detail=("This line only records a question the user asked. Asking, comparing or learning is not "
@@ -912,7 +1073,7 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
     for line in d.lines:
         if line.section != notes.TODOS:
             continue
-        line_terms = terms(line.full)
+        line_terms = line.terms
         asked = [m.id for m, ask_terms in asks if shared(line_terms, ask_terms) >= 2]
         waiting = d.vocabulary.matches(v.ASSISTANT_ASK, line.own)
         if not asked and not waiting:
@@ -978,7 +1139,7 @@ def check_lost_constraint(d: DriftInput) -> list[Finding]:
 def _withdrawn(d: DriftInput, condition: _Condition, material_users: list[_UserMessage],
                conditions: list[_Condition]) -> bool:
     later = [u for u in material_users if u.order > condition.order]
-    stating = next((u for u in d.users if u.message.id == condition.message_id), None)
+    stating = d.user_by_id.get(condition.message_id) if condition.message_id else None
     if stating is None:
         saying = d.users_saying(condition.clause)
         stating = saying[-1] if saying else None
