@@ -143,10 +143,11 @@ class ChainHistory:
 @dataclass(frozen=True)
 class Finding:
     """One drift finding. ``line`` is a 1-based line number of the note text
-    after ``<summary>`` unwrapping (``NoteLine.number``); a ``lost`` finding points at the heading
-    of the section that should have kept it; ``growth_without_new_matters``
-    is about the whole note (``section`` and ``line`` None). ``subject`` is
-    the words the finding is about (a quote, a value, a condition)."""
+    after ``<summary>`` unwrapping (``NoteLine.number``); a ``lost``
+    finding points at the heading of the section that should have kept it;
+    ``growth_without_new_matters`` is about the whole note (``section`` and
+    ``line`` None). ``subject`` is the words the finding is about (a quote,
+    a value, a condition, the two lengths)."""
 
     kind: str
     code: str
@@ -182,9 +183,9 @@ _STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们�
 # The note's own labels and the ask verbs: they say how a line is written, not what it is about.
 _GENERIC = {"用户", "助手", "原话", "暂缓", "放弃", "已放", "当前", "目前", "已经", "需要", "提供", "确认", "告知", "补充",
             "一下", "可以", "现在", "什么", "怎么"}
-_EN_STOP = set("""a an the and or but to of in on for with at by from is are was were be been being it its this that these
-those i me my mine you your yours we our they their them he she his her do does did done can could would should will
-shall may might must have has had not no yes please user users assistant quote what which how when where why who
+_EN_STOP = set("""a an the and or but to of in on for with at by from is are was were be been being it its this that
+these those i me my mine you your yours we our they their them he she his her do does did done can could would should
+will shall may might must have has had not no yes please user users assistant quote what which how when where why who
 whether if so just about any some there here then than also too very up out into as all get got want wants wanted
 need needs like would let lets ok okay thanks thank hi hello""".split())
 
@@ -361,6 +362,7 @@ def _unnegated(vocabulary: "_Reader", category: str, text: str) -> re.Match | No
     return None
 
 
+_MISSING = object()
 _READINGS: dict[int, tuple[v.Vocabulary, dict[str, re.Pattern], dict[tuple, object]]] = {}
 
 
@@ -395,9 +397,10 @@ class _Reader:
     def _kept(self, key: tuple, text: str, compute):
         if len(text) > _MEMO_TEXT:
             return compute()
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        found = self._memo.get(key, _MISSING)  # one lookup: another check may clear the memo meanwhile
+        if found is _MISSING:
+            found = self._memo[key] = compute()
+        return found
 
     def matches(self, category: str, text: str) -> bool:
         return self._kept(("matches", category, text), text, lambda: self._any[category].search(text) is not None)
@@ -428,7 +431,7 @@ class _UserMessage:
     vocabulary: _Reader
 
     @cached_property
-    def clauses(self) -> list[str]:
+    def clauses(self) -> tuple[str, ...]:
         return clauses(self.message.text)
 
     def _clause_with(self, category: str, *, negatable: bool) -> tuple[str, re.Match] | None:
@@ -532,7 +535,7 @@ class _Line:
         return terms(self.full)
 
     @cached_property
-    def numbers(self) -> set[str]:
+    def numbers(self) -> frozenset[str]:
         return numbers(self.normal)
 
 
@@ -580,7 +583,7 @@ class DriftInput:
             assistants.setdefault(pair.assistant_id, ChainMessage(pair.assistant_id, pair.index, pair.assistant_text))
         for result in material.tool_results:
             tools.setdefault(result.message_id, result)
-        # Chain order: by pair, the user message first, then tool results, then the answer.
+        # Chain order is pair order (one user message and one answer per pair).
         self.users = [self.vocabulary.user(m, i) for i, m in enumerate(
             sorted(users.values(), key=lambda m: m.pair_index))]
         self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
@@ -621,7 +624,7 @@ class DriftInput:
         return [u for u in self.users if words in u.normal]
 
     @cached_property
-    def user_date_keys(self) -> set[tuple[int, int]]:
+    def user_date_keys(self) -> set[tuple[int | None, int, int]]:
         return {key for u in self.users for _, key in dates(u.message.text)}
 
     @cached_property
@@ -669,6 +672,11 @@ class DriftInput:
     @cached_property
     def _text_of(self) -> dict[str, str]:
         return {message_id: text for message_id, text in self._value_index[0]}
+
+    @cached_property
+    def asking_terms(self) -> list[frozenset[str]]:
+        """The key terms of every user clause that asks for something to be done."""
+        return [terms(clause) for user in self.users for clause in user.asking_clauses]
 
     @cached_property
     def user_by_id(self) -> dict[str, _UserMessage]:
@@ -835,7 +843,8 @@ def check_quote_not_verbatim(d: DriftInput) -> list[Finding]:
             else:
                 closest = _closest_user_message(d, words)
                 ids = [closest.message.id] if closest else []
-                detail = f"The note quotes the user as saying “{_short(fragment)}”, but no user message contains these words."
+                detail = (f"The note quotes the user as saying “{_short(fragment)}”, but no user message contains "
+                          f"these words.")
                 if closest:
                     detail += f" The closest ({closest.message.id}) says “{_short(closest.message.text)}”."
             out.append(d.finding(QUOTE_NOT_VERBATIM, section=line.section, line=line.number, message_ids=ids,
@@ -1078,7 +1087,7 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
         waiting = d.vocabulary.matches(v.ASSISTANT_ASK, line.own)
         if not asked and not waiting:
             continue
-        if any(shared(terms(c), line_terms) >= 2 for u in d.users for c in u.asking_clauses):
+        if any(shared(asking, line_terms) >= 2 for asking in d.asking_terms):
             continue
         out.append(d.finding(
             ASSISTANT_ASK_AS_TODO, section=line.section, line=line.number, message_ids=asked, subject=line.own,
@@ -1174,10 +1183,10 @@ def check_growth_without_new_matters(d: DriftInput) -> list[Finding]:
     more characters than its parent's; a first generation never grew. It
     may grow only when its material brings something new, any of: a user
     consent, hold or abandonment the parent does not keep already; a user
-    condition the parent does not keep; a user statement or direct request (not only a question) whose
-    key terms absent from the parent are worth 3 or more (a new matter,
-    not "好的，谢谢"); or a tool result that failed or returned a new id
-    (a dead end or a done item). Material of questions and look-ups brings
+    condition the parent does not keep; a user statement or direct request
+    (not only a question) whose key terms absent from the parent are worth
+    3 or more (a new matter, not "好的，谢谢"); or a tool result that failed
+    or returned a new id (a dead end or a done item). Material of questions and look-ups brings
     none, however long. Content is not judged here (seed 001: length and
     content are checked separately). Proof: the material's user messages."""
     if d.parent_text is None:
@@ -1192,7 +1201,7 @@ def check_growth_without_new_matters(d: DriftInput) -> list[Finding]:
         subject=f"{len(d.parent_text)}→{len(d.text)}",
         detail=(f"The note grew from {len(d.parent_text)} to {len(d.text)} characters (+{grown}) although its "
                 f"material (pairs {material.from_pair}–{material.to_pair}) brought no new matter, condition or "
-                f"hold: the user only asked questions."))]
+                f"hold: the user asked questions or repeated what the previous note already held."))]
 
 
 def _brings_new(d: DriftInput) -> bool:

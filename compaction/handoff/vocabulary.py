@@ -71,7 +71,10 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
              r"\b(inquir|enquir)(ed|es|y|ies)\b", r"\bwondered\b"),
     },
     CONSTRAINT: {
-        ZH: (r"只要", r"只(能|想|订|买|选|看)", r"不要", r"不能(?!用|听|响|工作|出声|开机|连接|充电|正常|识别)", r"(?<![区特分告类识辨级性派离鉴])别(?![的人处])", r"以内", r"以下", r"之内", r"不超过", r"最多",
+        # 不能用 / 不能连接 report a fault, and 别的 / 区别 / 特别 hold no
+        # negation: neither is a condition.
+        ZH: (r"只要", r"只(能|想|订|买|选|看)", r"不要", r"不能(?!用|听|响|工作|出声|开机|连接|充电|正常|识别)",
+             r"(?<![区特分告类识辨级性派离鉴])别(?![的人处])", r"以内", r"以下", r"之内", r"不超过", r"最多",
              r"至少", r"之前", r"以前", r"必须", r"一定要", r"\d+\s*(元|块|万|人|晚|天|个|台|张|间)",
              r"[一二两三四五六七八九十]+\s*(个|台|张|间|人|晚|天)"),
         EN: (r"\bonly\b", r"\bnot?\b", r"\bnever\b", r"\bwithout\b", r"\bunder\b", r"\bbelow\b", r"\bat most\b",
@@ -107,7 +110,8 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
              r"用户(尚未|还没|未)(提供|告知|发送|上传|确认|补充)", r"(待|等待|等)用户(提供|告知|发送|上传|确认|补充)"),
         EN: (r"\b(please|kindly) (provide|send|share|upload|confirm|tell me)\b", r"\bcould you (provide|send|share|"
              r"confirm|tell me)\b", r"\bi('ll)? need (your|the)\b", r"\bmay i have\b", r"\bcan you (provide|send|share)\b",
-             r"\bawaiting (the )?user'?s?\b", r"\buser (has not|hasn'?t|has yet to) (yet )?(provided|sent|shared|confirmed)\b"),
+             r"\bawaiting (the )?user'?s?\b",
+             r"\buser (has not|hasn'?t|has yet to) (yet )?(provided|sent|shared|confirmed)\b"),
     },
     TOOL_DETAIL: {
         ZH: (r"有货", r"库存", r"缺货", r"保修至", r"保修期", r"签收", r"发货", r"到货", r"物流",

@@ -192,7 +192,8 @@ CONSENT_AND_HOLD = [  # turns 80–90
 REPAIR_QUESTIONS = [  # turns 91–101
     ask("送修期间有没有替代耳机可以先用？", "寄修不提供替代耳机。"),
     tool("你们店有卖便宜点的蓝牙耳机吗？",
-         [Call("check_stock", {"sku": "Beats Solo Buds"}, _json(ok=True, sku="Beats Solo Buds", stock="有货", price=599))],
+         [Call("check_stock", {"sku": "Beats Solo Buds"},
+               _json(ok=True, sku="Beats Solo Buds", stock="有货", price=599))],
          "Beats Solo Buds有货，599元。"),
     ask("不在保的话修一只多少钱？", f"749元；您的订单{ORDER}于{DELIVERED}签收，保修至{WARRANTY_UNTIL}，在保免费。"),
     ask("维修价格会涨吗？", "价格按官方标准，近期没有调整。"),

@@ -117,7 +117,8 @@ def test_a_next_step_taken_from_a_withdrawn_consent_is_wrong_too():
 def test_english_consent_withdrawn_and_restated():
     mat = material(("Yes, go ahead and file the claim for the cracked screen.", "Filing now."),
                    ("Actually, please hold off on the claim until I find the receipt.", "Okay, on hold."))
-    note = en(**{R: ['Claim for the cracked screen (quote: "Yes, go ahead and file the claim for the cracked screen")']})
+    note = en(**{R: ['Claim for the cracked screen '
+                     '(quote: "Yes, go ahead and file the claim for the cracked screen")']})
     assert where(run(c.RETRACTED_CONSENT, note, mat)) == [(c.RETRACTED_CONSENT, R, 2)]
     restated = Material(mat.pairs + material(("Found the receipt, go ahead with the claim.", "Filed."), start=2).pairs)
     assert run(c.RETRACTED_CONSENT, note, restated) == []
@@ -193,7 +194,8 @@ def test_proof_from_an_earlier_generation_still_counts():
 
 
 def test_english_lookup_echo_is_no_proof_but_a_reported_change_is():
-    lookup = result(0, "t0", "get_reservation", '{"reservation_id": "K7QZ2M"}', '{"reservation": "K7QZ2M", "seat": "23C"}')
+    lookup = result(0, "t0", "get_reservation", '{"reservation_id": "K7QZ2M"}',
+                    '{"reservation": "K7QZ2M", "seat": "23C"}')
     cancel = result(0, "t1", "cancel_reservation", '{"reservation_id": "K7QZ2M"}',
                     '{"reservation": "K7QZ2M", "status": "cancelled"}')
     note = en(**{DONE: ["Cancelled reservation K7QZ2M"]})
@@ -251,8 +253,8 @@ def test_order_numbers_quotes_and_other_sections_are_not_tool_details():
 def test_english_tool_details_positive_and_near_miss():
     mat = material(("Where is order 55120?", "It was delivered on Aug 31 and the case is in stock."),
                    tools=[result(0, "t0", "get_order", '{"order": "55120"}', '{"delivered": "2026-08-31"}')])
-    found = run(c.TOOL_DETAIL_IN_REQUESTS, en(**{R: ["Replace the case for order 55120, delivered August 31, in stock"]}),
-                mat)
+    note = en(**{R: ["Replace the case for order 55120, delivered August 31, in stock"]})
+    found = run(c.TOOL_DETAIL_IN_REQUESTS, note, mat)
     assert {f.subject for f in found} == {"August 31", "delivered", "in stock"}
     said = Material(mat.pairs + material(("Yes, it was delivered August 31, is it in stock?", "Yes."), start=1).pairs,
                     mat.tool_results)
