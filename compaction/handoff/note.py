@@ -185,6 +185,29 @@ def quotes(text: str) -> list[str]:
     return fragments
 
 
+def without_quote(text: str) -> str:
+    """The line's own words: ``text`` without the parenthesised quote it
+    ends with (the part ``quotes`` reads), trailing punctuation kept."""
+    match = _ZH_QUOTE.search(text) or _EN_QUOTE.search(text)
+    if not match:
+        return text.strip()
+    head = text[:match.start()].rstrip()
+    if head.endswith(("（", "(")):
+        head = head[:-1]
+    return head.rstrip()
+
+
+def heading_lines(text: str) -> dict[str, int]:
+    """Each known section's heading line number (1-based, as in ``NoteLine``):
+    where a finding about something missing from a section points."""
+    found: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        match = _HEADING.match(raw.strip())
+        if match and match.group(1) in _HEADING_TO_SECTION:
+            found.setdefault(_HEADING_TO_SECTION[match.group(1)][1], number)
+    return found
+
+
 def quote_suffix(fragments: list[str], *, language: str) -> str:
     """The parenthesised quote a line ends with, in the format ``quotes`` reads."""
     if language == ZH:

@@ -2,8 +2,12 @@
 
 Pure. The offline ``handoff-extractive`` builder and the drift checkers read
 a conversation with the same words: what counts as a consent, a hold or
-withdrawal, an abandonment, a question, a user condition, a request, an
-assistant's ask, a tool detail, a tool result's success or failure. Each
+withdrawal, an abandonment, a question, a user condition, a request, a
+direct request to act (a requirement even when phrased as a question), an
+assistant's ask, a tool detail, a tool result's success or failure. Some
+patterns also read how a note records these (``用户询问`` / ``user asked
+whether`` is a question, ``用户尚未提供`` an assistant's ask), because the
+drift checks read notes with the same words. Each
 category is a tuple of regular expressions per language; a text matches a
 category when any of its patterns is found.
 
@@ -25,12 +29,14 @@ ABANDON = "abandon"  # a matter dropped: 不买了 / forget the upgrade
 QUESTION = "question"  # asking, comparing, learning: 能不能 / how do I
 CONSTRAINT = "constraint"  # a user condition: negation, only, bound, deadline, quantity
 REQUEST = "request"  # the user wants something done: 帮我 / please book
+DIRECT_REQUEST = "direct_request"  # the user tells the assistant to act: 帮我提交 / please file it
 ASSISTANT_ASK = "assistant_ask"  # the assistant asks the user for something: 请提供 / could you send
 TOOL_DETAIL = "tool_detail"  # stock, warranty, delivery wording of tool results
 SUCCESS = "success"  # a tool result that reports success
 FAILURE = "failure"  # a tool result that reports failure, refusal or cancellation
 
-CATEGORIES = (CONSENT, HOLD, ABANDON, QUESTION, CONSTRAINT, REQUEST, ASSISTANT_ASK, TOOL_DETAIL, SUCCESS, FAILURE)
+CATEGORIES = (CONSENT, HOLD, ABANDON, QUESTION, CONSTRAINT, REQUEST, DIRECT_REQUEST, ASSISTANT_ASK, TOOL_DETAIL,
+              SUCCESS, FAILURE)
 
 BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
     CONSENT: {
@@ -54,12 +60,21 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
     },
     QUESTION: {
         ZH: (r"能不能", r"可不可以", r"怎么(办|弄|样|处理)?", r"有没有", r"是不是", r"多少", r"为什么", r"哪(个|些|里|款)",
-             r"吗[？?。]?$", r"呢[？?]?$", r"[？?]\s*$", r"对比", r"比较", r"了解一下", r"介绍"),
+             r"吗[？?。]?$", r"呢[？?]?$", r"[？?]\s*$", r"对比", r"比较", r"了解一下", r"介绍",
+             # how long / when / what, and how a note records that the user asked (seed 001: 用户询问……)
+             r"多久", r"多长时间", r"什么时候", r"几(天|个|次|点|号)", r"如何", r"询问", r"咨询", r"想(了解|知道|问)",
+             r"打听", r"用户(又|再次|还|曾)?问"),
         EN: (r"\?\s*$", r"^\s*(can|could|would|is|are|do|does|did|how|what|which|why|when|where|who|should)\b",
-             r"\bcompare\b", r"\bwhat about\b", r"\btell me (about|more)\b", r"\bi wonder\b"),
+             r"\bcompare\b", r"\bwhat about\b", r"\btell me (about|more)\b", r"\bi wonder\b",
+             # how a note records that the user asked
+             r"\bask(ed|s)? (about|whether|if|how|what|which|why|when|where)\b", r"\bwants? to know\b",
+             r"\b(inquir|enquir)(ed|es|y|ies)\b", r"\bwondered\b"),
     },
     CONSTRAINT: {
-        ZH: (r"只要", r"只(能|想|订|买|选|看)", r"不要", r"不能", r"别", r"以内", r"以下", r"之内", r"不超过", r"最多",
+        # 不能用 / 不能连接 report a fault, and 别的 / 区别 / 特别 hold no
+        # negation: neither is a condition.
+        ZH: (r"只要", r"只(能|想|订|买|选|看)", r"不要", r"不能(?!用|听|响|工作|出声|开机|连接|充电|正常|识别)",
+             r"(?<![区特分告类识辨级性派离鉴])别(?![的人处])", r"以内", r"以下", r"之内", r"不超过", r"最多",
              r"至少", r"之前", r"以前", r"必须", r"一定要", r"\d+\s*(元|块|万|人|晚|天|个|台|张|间)",
              r"[一二两三四五六七八九十]+\s*(个|台|张|间|人|晚|天)"),
         EN: (r"\bonly\b", r"\bnot?\b", r"\bnever\b", r"\bwithout\b", r"\bunder\b", r"\bbelow\b", r"\bat most\b",
@@ -68,20 +83,42 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
              r"persons|nights|days|tickets|rooms|seats|bags|adults|children)\b"),
     },
     REQUEST: {
-        ZH: (r"帮我", r"请(你)?(帮|给|把)?", r"我(要|想|需要|打算)", r"麻烦", r"给我", r"安排", r"办理", r"提交", r"预订|订一"),
+        ZH: (r"帮我", r"请(你)?(帮|给|把)?", r"我(要|想|需要|打算)", r"麻烦", r"给我", r"安排", r"办理", r"提交", r"预订|订一",
+             r"还是(要|想|买|订|选|办|去)"),
         EN: (r"\bplease\b", r"\bi (want|need|would like|'d like)\b", r"\bcan you\b", r"\bbook\b", r"\bcancel\b",
              r"\bchange\b", r"\bsend\b", r"\bfile\b", r"\bmake\b", r"\bfind me\b"),
     },
+    # Asking the assistant to act in the world (submit, cancel, order, book,
+    # change, send), or a note recording that the user asked so: a
+    # requirement even when phrased as a question (能不能帮我提交?). Asking
+    # for a look-up, a comparison, a list or a text is a question (seed 001).
+    DIRECT_REQUEST: {
+        ZH: (r"(帮|替|给)(我|忙)?(把.{0,12})?(提交|办理|下单|申请|寄|退|换|取消|修改|预约|预订|登记|安排|买)",
+             r"(请|麻烦)(你|您)?(帮我)?(把.{0,12})?(提交|办理|下单|申请|寄|退|换|取消|修改|预约|预订|登记|安排)",
+             r"我(要|需要|想要|决定)(提交|办理|下单|申请|寄修|送修|退款|退货|换货|取消|修改|预约|预订|买)",
+             r"用户(明确)?(要求|希望|请求|决定|需要)(?!(了解|知道|对比|比较|介绍|解释|咨询))"),
+        EN: (r"\b(please|can you|could you|would you)( please)?( go ahead and)? (file|submit|book|cancel|order|send|"
+             r"change|arrange|process|schedule|refund|return|replace|buy|reserve|open)\b",
+             r"\bi (want|need|would like|'d like) (you )?to (file|submit|book|cancel|order|send|change|arrange|"
+             r"process|schedule|return|replace|buy|reserve|open)\b",
+             r"\b(the )?user (wants|needs|requests|requested|asked (us|the assistant|you) to|would like|decided)\b"),
+    },
     ASSISTANT_ASK: {
         ZH: (r"请(您)?(提供|告知|发送|上传|确认|补充)", r"麻烦(您)?(提供|告知|发|上传)", r"需要(您)?(提供|告知|补充)",
-             r"(能否|可否)(提供|告知)"),
+             r"(能否|可否)(提供|告知)", r"(您|你)(能|可以)(提供|告知|发|拍)", r"请问(您|你)的",
+             # how a note records that the assistant is waiting on the user
+             r"用户(尚未|还没|未)(提供|告知|发送|上传|确认|补充)", r"(待|等待|等)用户(提供|告知|发送|上传|确认|补充)"),
         EN: (r"\b(please|kindly) (provide|send|share|upload|confirm|tell me)\b", r"\bcould you (provide|send|share|"
-             r"confirm|tell me)\b", r"\bi('ll)? need (your|the)\b", r"\bmay i have\b", r"\bcan you (provide|send|share)\b"),
+             r"confirm|tell me)\b", r"\bi('ll)? need (your|the)\b", r"\bmay i have\b", r"\bcan you (provide|send|share)\b",
+             r"\bawaiting (the )?user'?s?\b",
+             r"\buser (has not|hasn'?t|has yet to) (yet )?(provided|sent|shared|confirmed)\b"),
     },
     TOOL_DETAIL: {
-        ZH: (r"有货", r"库存", r"缺货", r"保修至", r"保修期", r"签收", r"发货", r"到货", r"物流"),
+        ZH: (r"有货", r"库存", r"缺货", r"保修至", r"保修期", r"签收", r"发货", r"到货", r"物流",
+             r"现货", r"在保", r"过保", r"保修(到|截至|截止)"),
         EN: (r"\bin stock\b", r"\bout of stock\b", r"\bstock\b", r"\bwarranty (until|through|expires)\b",
-             r"\bdelivered\b", r"\bshipped\b", r"\btracking\b", r"\bavailability\b"),
+             r"\bdelivered\b", r"\bshipped\b", r"\btracking\b", r"\bavailability\b",
+             r"\bunder warranty\b", r"\bwarranty (ends|ended|valid)\b"),
     },
     SUCCESS: {
         ZH: (r"成功", r"已(提交|创建|完成|办理|取消|修改|退款)", r"单号"),
@@ -131,6 +168,14 @@ class Vocabulary:
         """Whether ``text`` says something of ``category``; both languages are
         tried unless one is named (mixed conversations exist)."""
         return self.find(category, text, language=language) is not None
+
+    def find_all(self, category: str, text: str, *, language: str | None = None) -> list[re.Match]:
+        """Every match of ``category`` in ``text``, by position then length
+        (longest first): for callers that must skip a match, e.g. a negated
+        ``不同意``."""
+        found = [m for lang in ((language,) if language else (ZH, EN))
+                 for pattern in self.patterns[category].get(lang, ()) for m in pattern.finditer(text)]
+        return sorted(found, key=lambda m: (m.start(), -(m.end() - m.start())))
 
     def find(self, category: str, text: str, *, language: str | None = None) -> re.Match | None:
         by_language = self.patterns[category]

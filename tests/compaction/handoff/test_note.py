@@ -49,6 +49,18 @@ def test_quotes_are_split_into_fragments_in_both_languages():
     assert note.quotes("寄修左耳（订单 88232）") == []
 
 
+def test_a_lines_own_words_leave_its_quote_out():
+    assert note.without_quote("暂缓：先别提交（原话：算了，申请还是先别提交）") == "暂缓：先别提交"
+    assert note.without_quote('On hold: claim (quote: "hold the claim")') == "On hold: claim"
+    assert note.without_quote("寄修左耳（订单 88232）") == "寄修左耳（订单 88232）"
+
+
+def test_heading_lines_are_numbered_like_note_lines():
+    text = note.render({note.REQUESTS: ["a", "b"]}, language=note.ZH)
+    lines = note.heading_lines(text)
+    assert lines[note.REQUESTS] == 1 and lines[note.TODOS] == 4 and lines[note.DONE] == 12
+
+
 def test_quote_suffix_reads_back():
     for language in (note.ZH, note.EN):
         line = "x" + note.quote_suffix(["one", "two"], language=language)

@@ -46,3 +46,35 @@ def test_a_bad_extension_is_refused_by_name(extra, message):
 def test_language_can_be_restricted():
     assert v.DEFAULT.matches(v.HOLD, "hold off", language="en")
     assert not v.DEFAULT.matches(v.HOLD, "hold off", language="zh")
+
+
+@pytest.mark.parametrize("category, text", [
+    (v.QUESTION, "用户询问送修申请提交后多久有结果"),
+    (v.QUESTION, "寄修大概要多久？"),
+    (v.QUESTION, "User asked whether the earbuds are in stock"),
+    (v.DIRECT_REQUEST, "能不能帮我把申请提交了？"),
+    (v.DIRECT_REQUEST, "用户要求提交送修申请"),
+    (v.DIRECT_REQUEST, "Could you file the claim for me?"),
+    (v.ASSISTANT_ASK, "落实设备序列号，用户尚未提供"),
+    (v.ASSISTANT_ASK, "Serial number, awaiting the user"),
+    (v.TOOL_DETAIL, "保修到2027年3月"),
+    (v.CONSTRAINT, "申请还是先别提交"),
+])
+def test_phrases_added_for_the_drift_checks_are_recognised(category, text):
+    assert v.DEFAULT.matches(category, text)
+
+
+@pytest.mark.parametrize("category, text", [
+    (v.DIRECT_REQUEST, "帮我对比一下两款耳机"),  # a comparison is a question (seed 001)
+    (v.DIRECT_REQUEST, "用户要求了解维修价格"),
+    (v.CONSTRAINT, "别的颜色她不喜欢"),  # 别的 is "other", not a negation
+    (v.CONSTRAINT, "这两款有什么区别"),
+    (v.CONSTRAINT, "左耳现在完全不能用"),  # a fault, not a condition
+])
+def test_near_misses_of_the_added_phrases(category, text):
+    assert not v.DEFAULT.matches(category, text)
+
+
+def test_find_all_lists_every_match_in_order():
+    matches = v.DEFAULT.find_all(v.CONSENT, "我不同意，后来又同意办理")
+    assert [(m.start(), m.group()) for m in matches] == [(2, "同意"), (8, "同意办理")]

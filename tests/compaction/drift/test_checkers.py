@@ -1,0 +1,472 @@
+"""Each drift checker on hand-written positive cases and near-misses, in
+Chinese and English (SPEC §8, seed 001 §4)."""
+
+import pytest
+
+from compaction.drift import checkers as c
+from compaction.handoff import note as notes
+from compaction.handoff import vocabulary as v
+from compaction.handoff.material import Material
+
+from .helpers import en, material, result, run, where, zh
+
+R, T, N, P, D, DONE = (notes.REQUESTS, notes.TODOS, notes.NEXT_STEP, notes.PROGRESS, notes.DEAD_ENDS, notes.DONE)
+sections = {R: "requests", T: "todos", N: "next_step", P: "progress", D: "dead_ends", DONE: "done"}
+
+CONSENT_THEN_HOLD = material(
+    ("我的AirPods Pro 3左耳没声音了，订单88232。", "已查到订单88232。"),
+    ("想了想，天才吧那边我不去了，直接寄回你们店修吧。现在可以提交送修申请了，我明确同意办理。", "确认卡已弹出。"),
+    ("寄修要自己付邮费吗？", "不用，我们提供到付。"),
+    ("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的，先不提交。"),
+)
+REPAIR_LINE = "左耳无声，寄回本店修（订单88232），并明确同意办理送修申请（原话：现在可以提交送修申请了，我明确同意办理）"
+
+
+# ---------------------------------------------------------------- quote_not_verbatim
+
+def test_a_quote_no_user_said_is_not_verbatim_and_names_the_closest_message():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"))
+    note = zh(**{R: ["暂缓：送修申请（原话：算了，申请先不提交了）"]})
+    [finding] = run(c.QUOTE_NOT_VERBATIM, note, mat)
+    assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 2, ("u0",))
+    assert "no user message contains these words" in finding.detail
+
+
+def test_a_quote_with_different_whitespace_is_verbatim():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"),
+                   ("Please hold the claim\nuntil next week.", "OK."))
+    note = zh(**{R: ["暂缓：送修申请（原话：算了， 申请还是 先别提交；Please hold  the claim until next week）"]})
+    assert run(c.QUOTE_NOT_VERBATIM, note, mat) == []
+
+
+def test_an_elided_quote_is_checked_piece_by_piece():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"))
+    assert run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["暂缓（原话：算了……等我下周把包装准备好再说。）"]}), mat) == []
+    assert len(run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["暂缓（原话：算了……等我下个月再说）"]}), mat)) == 1
+
+
+def test_the_assistants_words_quoted_as_the_users_are_not_verbatim():
+    mat = material(("我的左耳没声音了", "建议您先重置耳机再试一次。"))
+    [finding] = run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["左耳无声（原话：建议您先重置耳机再试一次）"]}), mat)
+    assert finding.message_ids == ("a0",) and "assistant's or a tool's words" in finding.detail
+
+
+def test_a_quote_from_an_earlier_generations_material_is_verbatim():
+    earlier = material(("只要银色或者深空灰。", "好的。"))
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    assert run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["iPad颜色（原话：只要银色或者深空灰）"]}), mat, earlier=[earlier]) == []
+
+
+def test_english_quote_positive_and_near_miss():
+    mat = material(("Please hold off on the claim until next week.", "Understood."))
+    assert where(run(c.QUOTE_NOT_VERBATIM, en(**{R: ['On hold: claim (quote: "hold the claim until Monday")']}),
+                     mat)) == [(c.QUOTE_NOT_VERBATIM, R, 2)]
+    assert run(c.QUOTE_NOT_VERBATIM, en(**{R: ['On hold: claim (quote: "hold off on the  claim")']}), mat) == []
+
+
+# ---------------------------------------------------------------- retracted_consent
+
+def test_a_consent_withdrawn_two_turns_later_is_a_retracted_consent():
+    [finding] = run(c.RETRACTED_CONSENT, zh(**{R: [REPAIR_LINE]}), CONSENT_THEN_HOLD)
+    assert (finding.kind, finding.section, finding.line) == ("wrong", R, 2)
+    assert finding.message_ids == ("u1", "u3")
+    assert "算了" in finding.detail or "先别提交" in finding.detail
+
+
+def test_the_consent_survives_into_a_generation_whose_material_no_longer_holds_it():
+    later = material(("寄修需要准备什么？", "原包装或者硬盒。"), start=4)
+    note = zh(**{R: [REPAIR_LINE.replace("并明确", "并曾明确")]})
+    assert where(run(c.RETRACTED_CONSENT, note, later, earlier=[CONSENT_THEN_HOLD])) == [(c.RETRACTED_CONSENT, R, 2)]
+
+
+def test_a_consent_restated_after_the_hold_is_current():
+    mat = material(*[(p.user_text, p.assistant_text) for p in CONSENT_THEN_HOLD.pairs],
+                   ("包装准备好了，现在可以提交送修申请了，我同意办理。", "好的。"))
+    note = zh(**{R: ["寄回本店修，同意办理送修申请（原话：包装准备好了，现在可以提交送修申请了，我同意办理）"]})
+    assert run(c.RETRACTED_CONSENT, note, mat) == []
+
+
+def test_a_short_go_ahead_right_after_the_hold_restates_it():
+    mat = material(*[(p.user_text, p.assistant_text) for p in CONSENT_THEN_HOLD.pairs], ("好了，就这么办吧。", "好的。"))
+    assert run(c.RETRACTED_CONSENT, zh(**{R: [REPAIR_LINE]}), mat) == []
+
+
+def test_the_hold_line_itself_and_a_line_recording_the_hold_are_not_consents():
+    note = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交，等我下周把包装准备好再说）",
+                     "送修申请：用户曾同意办理，后要求先别提交"]})
+    assert run(c.RETRACTED_CONSENT, note, CONSENT_THEN_HOLD) == []
+
+
+def test_a_hold_about_another_matter_does_not_withdraw_the_consent():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"),
+                   ("另外给我妈买的iPad先别下单，她还没选好。", "好的。"))
+    note = zh(**{R: ["寄回本店修（原话：现在可以提交送修申请了，我明确同意办理）"]})
+    assert run(c.RETRACTED_CONSENT, note, mat) == []
+
+
+def test_a_negated_consent_is_not_a_consent():
+    mat = material(("我不同意现在提交申请。", "好的。"), ("先别提交。", "好的。"))
+    assert run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请（原话：我不同意现在提交申请）"]}), mat) == []
+
+
+def test_a_next_step_taken_from_a_withdrawn_consent_is_wrong_too():
+    note = zh(**{N: ["提交送修申请（原话：我明确同意办理）"]})
+    assert where(run(c.RETRACTED_CONSENT, note, CONSENT_THEN_HOLD)) == [(c.RETRACTED_CONSENT, N, 6)]
+
+
+def test_english_consent_withdrawn_and_restated():
+    mat = material(("Yes, go ahead and file the claim for the cracked screen.", "Filing now."),
+                   ("Actually, please hold off on the claim until I find the receipt.", "Okay, on hold."))
+    note = en(**{R: ['Claim for the cracked screen '
+                     '(quote: "Yes, go ahead and file the claim for the cracked screen")']})
+    assert where(run(c.RETRACTED_CONSENT, note, mat)) == [(c.RETRACTED_CONSENT, R, 2)]
+    restated = Material(mat.pairs + material(("Found the receipt, go ahead with the claim.", "Filed."), start=2).pairs)
+    assert run(c.RETRACTED_CONSENT, note, restated) == []
+
+
+# ---------------------------------------------------------------- abandoned_unmarked
+
+ABANDONED_PURCHASE = material(
+    ("AirPods Max现在多少钱？是不是太重了？", "AirPods Max售价3999元。"),
+    ("先不买新的了，还是先修这副吧。", "好的。"),
+)
+
+
+def test_a_dropped_purchase_still_listed_is_abandoned_unmarked():
+    note = zh(**{R: ["左耳AirPods Pro 3无声，寄回本店修", "用户考虑购买AirPods Max作为替代"]})
+    [finding] = run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE)
+    assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 3, ("u1",))
+
+
+def test_a_marked_abandoned_matter_or_one_quoting_the_abandonment_is_fine():
+    note = zh(**{R: ["已放弃：购买AirPods Max（原话：先不买新的了）"],
+                 T: ["AirPods Max不再考虑（原话：先不买新的了，还是先修这副吧）"]})
+    assert run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE) == []
+
+
+def test_a_matter_asked_for_again_is_not_abandoned():
+    mat = Material(ABANDONED_PURCHASE.pairs + material(("我还是想买AirPods Max，帮我下单吧。", "好的。"), start=2).pairs)
+    assert run(c.ABANDONED_UNMARKED, zh(**{R: ["购买AirPods Max"]}), mat) == []
+
+
+def test_an_abandonment_of_one_matter_leaves_other_lines_alone():
+    mat = material(("天才吧那边我不去了，直接寄回你们店修吧。", "好的。"))
+    note = zh(**{R: ["左耳无声，直接寄回本店修", "去天才吧检测"]})
+    assert where(run(c.ABANDONED_UNMARKED, note, mat)) == [(c.ABANDONED_UNMARKED, R, 3)]
+
+
+def test_english_abandonment_positive_and_near_miss():
+    mat = material(("What would the premium seat upgrade cost on the London flight?", "$640 each way."),
+                   ("Forget about the upgrade.", "Okay."))
+    assert where(run(c.ABANDONED_UNMARKED, en(**{R: ["Premium seat upgrade, London flight"]}), mat)) == [
+        (c.ABANDONED_UNMARKED, R, 2)]
+    marked = en(**{R: ['Abandoned: premium seat upgrade (quote: "Forget about the upgrade.")']})
+    assert run(c.ABANDONED_UNMARKED, marked, mat) == []
+
+
+# ---------------------------------------------------------------- done_without_proof
+
+def test_a_done_item_whose_submission_failed_has_no_proof():
+    mat = material(("帮我提交送修申请。", "提交失败了。"), tools=[
+        result(0, "t0", "lookup_order", '{"order": "88232"}', '{"order": "88232", "delivered_at": "2026-08-31"}'),
+        result(0, "t1", "submit_ticket", '{"order": "88232"}', '{"error": "用户拒绝了确认卡"}', ok=False)])
+    [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（订单88232）"]}), mat)
+    assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", DONE, 12, ("t1",))
+    assert "submit_ticket" in finding.detail
+
+
+def test_a_done_item_without_any_id_has_no_proof():
+    mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
+    [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请"]}), mat)
+    assert "names no id" in finding.detail
+
+
+def test_a_done_item_with_the_id_a_successful_tool_returned_is_proven():
+    mat = material(("帮我提交送修申请。", "已提交。"), tools=[
+        result(0, "t0", "submit_ticket", '{"order": "88232"}', '{"ticket": "RMA-20260903-0412", "status": "created"}')])
+    assert run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请，单号 RMA-20260903-0412"]}), mat) == []
+
+
+def test_proof_from_an_earlier_generation_still_counts():
+    earlier = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
+    mat = material(("寄修要多久？", "5天"), start=1)
+    assert run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（RMA-0913）"]}), mat, earlier=[earlier]) == []
+
+
+def test_english_lookup_echo_is_no_proof_but_a_reported_change_is():
+    lookup = result(0, "t0", "get_reservation", '{"reservation_id": "K7QZ2M"}',
+                    '{"reservation": "K7QZ2M", "seat": "23C"}')
+    cancel = result(0, "t1", "cancel_reservation", '{"reservation_id": "K7QZ2M"}',
+                    '{"reservation": "K7QZ2M", "status": "cancelled"}')
+    note = en(**{DONE: ["Cancelled reservation K7QZ2M"]})
+    assert where(run(c.DONE_WITHOUT_PROOF, note, material(("Cancel K7QZ2M", "Done."), tools=[lookup]))) == [
+        (c.DONE_WITHOUT_PROOF, DONE, 12)]
+    assert run(c.DONE_WITHOUT_PROOF, note, material(("Cancel K7QZ2M", "Done."), tools=[lookup, cancel])) == []
+
+
+def test_a_result_without_ok_that_reports_an_error_is_no_proof():
+    mat = material(("Cancel K7QZ2M", "Sorry."), tools=[
+        result(0, "t0", "cancel_reservation", "{}", "error: upstream timeout for K7QZ2M-1", ok=None)])
+    [finding] = run(c.DONE_WITHOUT_PROOF, en(**{DONE: ["Cancelled K7QZ2M-1"]}), mat)
+    assert finding.message_ids == ("t0",)
+
+
+# ---------------------------------------------------------------- tool_detail_in_requests
+
+DELIVERY = material(
+    ("我的AirPods Pro 3左耳没声音了，订单88232。", "订单88232已于2026-08-31签收，保修至2027-08-31，维修费约749元。"),
+    tools=[result(0, "t0", "lookup_order", '{"order": "88232"}',
+                  '{"order": "88232", "delivered_at": "2026-08-31", "warranty_until": "2027-08-31", "stock": "有货"}')])
+
+
+def test_a_delivery_date_from_a_tool_in_user_requests_is_extra():
+    note = zh(**{R: ["左耳无声，寄回本店修（订单88232，8月31日签收）"]})
+    found = run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY)
+    assert {(f.subject, f.line) for f in found} == {("8月31日", 2), ("签收", 2)}
+    date = next(f for f in found if f.subject == "8月31日")
+    assert date.kind == "extra" and date.message_ids == ("t0", "a0")
+
+
+def test_stock_wording_and_an_assistants_price_in_user_requests_are_extra():
+    note = zh(**{R: ["左耳无声，寄修（有货，维修费749元）"]})
+    assert {f.subject for f in run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY)} == {"有货", "749元"}
+
+
+def test_a_value_the_user_also_said_is_not_extra():
+    mat = Material(DELIVERY.pairs + material(("对，8月31号签收的，现在还有货吗？", "有货。"), start=1).pairs,
+                   DELIVERY.tool_results)
+    note = zh(**{R: ["左耳无声，寄回本店修（订单88232，2026-08-31签收，有货）"]})
+    assert run(c.TOOL_DETAIL_IN_REQUESTS, note, mat) == []
+
+
+def test_a_date_the_user_said_in_another_year_is_another_date():
+    mat = Material(DELIVERY.pairs + material(("保修到2027-08-31对吧？", "对。"), start=1).pairs, DELIVERY.tool_results)
+    note = zh(**{R: ["左耳无声，寄回本店修（订单88232，2026-08-31签收前买的）"]})
+    assert [f.subject for f in run(c.TOOL_DETAIL_IN_REQUESTS, note, mat)] == ["2026-08-31", "签收"]
+
+
+def test_order_numbers_quotes_and_other_sections_are_not_tool_details():
+    note = zh(**{R: ["左耳无声，寄回本店修（订单88232）"], P: ["已查询订单，2026-08-31签收"]})
+    assert run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY) == []
+
+
+def test_english_tool_details_positive_and_near_miss():
+    mat = material(("Where is order 55120?", "It was delivered on Aug 31 and the case is in stock."),
+                   tools=[result(0, "t0", "get_order", '{"order": "55120"}', '{"delivered": "2026-08-31"}')])
+    note = en(**{R: ["Replace the case for order 55120, delivered August 31, in stock"]})
+    found = run(c.TOOL_DETAIL_IN_REQUESTS, note, mat)
+    assert {f.subject for f in found} == {"August 31", "delivered", "in stock"}
+    said = Material(mat.pairs + material(("Yes, it was delivered August 31, is it in stock?", "Yes."), start=1).pairs,
+                    mat.tool_results)
+    assert run(c.TOOL_DETAIL_IN_REQUESTS, en(**{R: ["Replace the case, delivered August 31, in stock"]}), said) == []
+
+
+# ---------------------------------------------------------------- question_as_requirement
+
+QUESTIONS = material(("寄修大概要多久？", "3到5个工作日。"), ("AirPods Pro 3现在有没有货？", "有货。"),
+                     ("能不能帮我把申请提交了？", "好的。"))
+
+
+def test_lines_that_only_record_questions_are_not_requirements():
+    note = zh(**{R: ["左耳无声，寄回本店修", "用户询问寄修大概要多久", "AirPods Pro 3有没有货？"]})
+    found = run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS)
+    assert where(found) == [(c.QUESTION_AS_REQUIREMENT, R, 3), (c.QUESTION_AS_REQUIREMENT, R, 4)]
+    assert found[0].kind == "extra" and found[0].message_ids == ("u0",)
+
+
+def test_a_question_phrased_as_a_request_is_a_requirement():
+    note = zh(**{R: ["用户要求提交送修申请（原话：能不能帮我把申请提交了？）",
+                     "用户询问能否代为提交（原话：能不能帮我把申请提交了？）"]})
+    assert run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS) == []
+
+
+def test_hold_lines_and_statements_are_not_questions():
+    note = zh(**{R: ["暂缓：送修申请先别提交，等下周再说？", "为妈妈买iPad，预算4000以内",
+                     "左耳无声，先用右耳，下个月再决定怎么修"]})
+    assert run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS) == []
+
+
+def test_english_question_record_positive_and_near_miss():
+    mat = material(("Are the earbuds covered by warranty?", "Yes."), ("Can you file the claim for me?", "Sure."))
+    assert where(run(c.QUESTION_AS_REQUIREMENT, en(**{R: ["User asked whether the earbuds are covered by warranty"]}),
+                     mat)) == [(c.QUESTION_AS_REQUIREMENT, R, 2)]
+    assert run(c.QUESTION_AS_REQUIREMENT,
+               en(**{R: ['User wants the claim filed (quote: "Can you file the claim for me?")']}), mat) == []
+
+
+# ---------------------------------------------------------------- assistant_ask_as_todo
+
+SERIAL = material(("我的左耳没声音了。", "为了登记送修，请提供设备序列号，在设置-通用-关于本机里可以看到。"),
+                  ("序列号在哪里看？", "在设置-通用-关于本机。"))
+
+
+def test_a_to_do_only_the_assistant_asked_for_is_extra():
+    [finding] = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["落实设备序列号，用户尚未提供"]}), SERIAL)
+    assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("extra", T, 4, ("a0",))
+
+
+def test_a_to_do_that_waits_on_the_user_is_an_assistants_ask_even_without_its_message():
+    assert len(run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["等待用户提供包装照片"]}), SERIAL)) == 1
+
+
+def test_a_to_do_the_user_asked_for_is_a_to_do():
+    mat = material(("帮我提交送修申请。", "请确认是否现在提交送修申请？"))
+    assert run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["提交送修申请"]}), mat) == []
+
+
+def test_english_assistant_ask_positive_and_near_miss():
+    mat = material(("My screen cracked.", "Could you send a photo of the receipt for the phone?"),
+                   ("Please file the claim for the screen.", "Could you confirm you want the claim filed now?"))
+    assert where(run(c.ASSISTANT_ASK_AS_TODO, en(**{T: ["Get the receipt photo for the phone"]}), mat)) == [
+        (c.ASSISTANT_ASK_AS_TODO, T, 4)]
+    assert run(c.ASSISTANT_ASK_AS_TODO, en(**{T: ["File the claim for the screen"]}), mat) == []
+
+
+# ---------------------------------------------------------------- lost_constraint
+
+IPAD = material(("我还想给妈妈买个iPad，预算4000以内，只要银色或者深空灰。", "好的。"))
+
+
+def test_an_only_turned_into_a_preference_is_a_lost_constraint():
+    note = zh(**{R: ["为妈妈买iPad，预算4000以内，银色或深空灰优先"]})
+    [finding] = run(c.LOST_CONSTRAINT, note, IPAD)
+    assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("lost", R, 1, ("u0",))
+    assert finding.subject == "只要银色或者深空灰"
+
+
+def test_conditions_kept_verbatim_or_with_their_operator_and_values_are_kept():
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad（原话：预算4000以内， 只要银色或者深空灰）"]}), IPAD) == []
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad：预算4000以内，只要银色或深空灰"]}), IPAD) == []
+
+
+def test_a_condition_kept_by_the_parent_and_dropped_is_lost_at_the_parents_section():
+    parent = zh(**{R: ["左耳无声"], T: ["为妈妈买iPad，预算4000以内（原话：预算4000以内）"]})
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"], T: ["为妈妈买iPad"]}), mat, parent=parent, earlier=[IPAD])
+    assert (finding.section, finding.line, finding.message_ids) == (T, 3, ("u0",))
+
+
+def test_a_superseded_bound_need_not_be_kept_but_the_new_one_must():
+    mat = Material(IPAD.pairs + material(("预算改成5000以内吧。", "好的。"), start=1).pairs)
+    kept_new = zh(**{R: ["为妈妈买iPad：预算改成5000以内，只要银色或者深空灰"]})
+    assert run(c.LOST_CONSTRAINT, kept_new, mat) == []
+    kept_old = zh(**{R: ["为妈妈买iPad：预算4000以内，只要银色或者深空灰"]})
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, kept_old, mat)] == ["预算改成5000以内吧"]
+
+
+def test_a_hold_the_user_lifted_need_not_be_kept():
+    mat = Material(CONSENT_THEN_HOLD.pairs + material(("包装准备好了，现在可以提交了。", "好的。"), start=4).pairs)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["寄回本店修，提交送修申请"]}), mat) == []
+    held = zh(**{R: ["寄回本店修"]})
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, held, CONSENT_THEN_HOLD)] == ["申请还是先别提交"]
+
+
+def test_questions_and_abandoned_matters_carry_no_conditions():
+    mat = material(("能不能不要寄快递？", "可以到店。"), ("AirPods Max只要银色的，多少钱？", "3999元。"),
+                   ("算了，Max不买了。", "好的。"))
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"]}), mat) == []
+
+
+def test_english_only_positive_and_near_miss():
+    mat = material(("I only want a window seat on the Boston flight.", "Noted."))
+    assert where(run(c.LOST_CONSTRAINT, en(**{R: ["Window seat preferred, Boston flight"]}), mat)) == [
+        (c.LOST_CONSTRAINT, R, 1)]
+    assert run(c.LOST_CONSTRAINT, en(**{R: ["Only a window seat on the Boston flight"]}), mat) == []
+
+
+# ---------------------------------------------------------------- growth_without_new_matters
+
+PARENT = zh(**{R: ["左耳无声，寄回本店修（订单88232）"]})
+LONGER = zh(**{R: ["左耳无声，寄回本店修（订单88232）", "用户询问寄修大概要多久"]})
+ONLY_QUESTIONS = material(("寄修大概要多久？", "3到5个工作日。"), ("邮费谁出？", "到付。"),
+                          tools=[result(0, "t0", "repair_eta", "{}", '{"days": "3-5"}')], start=10)
+
+
+def test_a_note_that_grew_on_questions_alone_grew_without_new_matters():
+    [finding] = run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, ONLY_QUESTIONS, parent=PARENT)
+    assert (finding.kind, finding.section, finding.line) == ("length", None, None)
+    assert finding.message_ids == ("u10", "u11")
+    assert f"from {len(PARENT)} to {len(LONGER)} characters" in finding.detail
+
+
+def test_a_note_that_did_not_grow_is_fine_and_a_first_generation_never_grew():
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, PARENT, ONLY_QUESTIONS, parent=PARENT) == []
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, ONLY_QUESTIONS, parent=LONGER + "\n- 补一行") == []
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, ONLY_QUESTIONS, parent=None) == []
+
+
+@pytest.mark.parametrize("user, tools", [
+    ("我还想给妈妈买个iPad，预算4000以内。", ()),  # a new matter with a condition
+    ("算了，申请还是先别提交。", ()),  # a hold
+    ("我的右耳也开始有杂音了。", ()),  # a new statement
+    ("好的", [result(11, "t1", "submit_ticket", "{}", '{"error": "rejected"}', ok=False)]),  # a dead end
+    ("好的", [result(11, "t1", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')]),  # a done item
+])
+def test_growth_with_something_new_is_fine(user, tools):
+    mat = Material(ONLY_QUESTIONS.pairs + material((user, "好的。"), start=11).pairs,
+                   ONLY_QUESTIONS.tool_results + tuple(tools))
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, mat, parent=PARENT) == []
+
+
+def test_a_hold_the_parent_already_keeps_is_no_new_matter():
+    parent = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交，等我下周把包装准备好再说）"]})
+    longer = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交，等我下周把包装准备好再说）",
+                       "用户询问寄修大概要多久"]})
+    restated = Material(ONLY_QUESTIONS.pairs + material(("再说一次，申请先别提交。", "好的。"), start=11).pairs)
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, restated, parent=parent)) == 1
+    fresh = Material(ONLY_QUESTIONS.pairs + material(("iPad先别下单。", "好的。"), start=11).pairs)
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, fresh, parent=parent) == []
+
+
+def test_an_acknowledgement_is_no_new_matter():
+    mat = Material(ONLY_QUESTIONS.pairs + material(("好的，谢谢。", "不客气。"), start=11).pairs)
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, mat, parent=PARENT)) == 1
+
+
+def test_english_growth_positive_and_near_miss():
+    parent = en(**{R: ["Claim for the cracked screen"]})
+    longer = en(**{R: ["Claim for the cracked screen", "User asked how long repairs take"]})
+    questions = material(("How long do repairs take?", "About a week."), start=5)
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, questions, parent=parent)) == 1
+    new = material(("My laptop was damaged in the same accident, please add it to the claim.", "Added."), start=5)
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, new, parent=parent) == []
+
+
+# ---------------------------------------------------------------- the entry point
+
+def test_findings_are_sorted_deterministically_and_serialise_with_the_spec_keys():
+    note = zh(**{R: [REPAIR_LINE, "用户询问寄修要不要自己付邮费"], DONE: ["已提交送修申请"]})
+    first = c.check_note(note, parent=None, material=CONSENT_THEN_HOLD,
+                         chain=c.ChainHistory.from_materials([CONSENT_THEN_HOLD]))
+    again = c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory())
+    assert first == again
+    assert [(f.line, f.code) for f in first] == [
+        (1, c.LOST_CONSTRAINT),  # the hold 申请还是先别提交 is missing from the requests
+        (2, c.RETRACTED_CONSENT), (3, c.QUESTION_AS_REQUIREMENT), (13, c.DONE_WITHOUT_PROOF)]
+    assert set(first[1].as_dict()) >= {"kind", "code", "section", "line", "message_ids", "detail"}
+    assert first[1].as_dict()["message_ids"] == ["u1", "u3"]
+
+
+def test_every_code_has_a_checker_and_a_kind_from_the_spec():
+    assert list(c.CHECKERS) == list(c.CODES)
+    assert set(c.CODES.values()) == {"wrong", "extra", "lost", "length"}
+
+
+def test_summary_tags_are_unwrapped_and_a_malformed_note_is_refused():
+    note = "<summary>\n" + zh(**{R: [REPAIR_LINE]}) + "\n</summary>"
+    assert [f.code for f in c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(),
+                                         codes=[c.RETRACTED_CONSENT])] == [c.RETRACTED_CONSENT]
+    with pytest.raises(notes.MalformedNote):
+        c.check_note("just prose", parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory())
+    with pytest.raises(ValueError, match="unknown drift code"):
+        c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(), codes=["nope"])
+
+
+def test_a_scope_vocabulary_teaches_the_checkers_new_words():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("送修申请先挂起。", "好的。"))
+    note = zh(**{R: ["寄回本店修（原话：现在可以提交送修申请了，我明确同意办理）"]})
+    chain = c.ChainHistory.from_materials([mat])
+    assert c.check_note(note, parent=None, material=mat, chain=chain, codes=[c.RETRACTED_CONSENT]) == []
+    scoped = v.DEFAULT.extended({v.HOLD: {"zh": ["挂起"]}})
+    assert len(c.check_note(note, parent=None, material=mat, chain=chain, vocabulary=scoped,
+                            codes=[c.RETRACTED_CONSENT])) == 1
