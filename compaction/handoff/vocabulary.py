@@ -96,6 +96,37 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+# Added for the offline hand-off builder (compaction.providers.handoff_extractive);
+# kept as one block so the lists above stay as they were. Each is a phrase
+# seed 001 names or a form the builder met in hand-written conversations.
+_BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    # "现在可以提交送修申请了" is the seed's go-ahead, as much as "我同意".
+    CONSENT: {
+        ZH: (r"可以(帮我)?(提交|办理|下单|申请|寄修|送修|寄出).{0,8}了", r"(提交|办理|下单)吧"),
+        EN: (r"\byou can (now )?(submit|file|book|place|send|proceed)\b",
+             r"\b(ok|okay|sure|yes)[,.]? (please )?(go ahead|submit|file|book|proceed)\b", r"\blet'?s do it\b"),
+    },
+    # Seed 001: asking for a checklist, comparison, plan or text, or for a
+    # look-up or a recommendation, is a question, not a matter.
+    QUESTION: {
+        ZH: (r"(做|列|写|拟|整理|出)(一)?(个|份|下)?(清单|列表|计划|方案|文案|攻略|对比)", r"查(一下|一查|查)", r"看(一下|看)",
+             r"推荐"),
+        EN: (r"\b(make|write|draft|give|create|prepare)( me)? (a |an |the )?(list|checklist|plan|comparison|draft|"
+             r"outline|summary|template)\b", r"\blook up\b", r"\bcheck (if|whether|on|the status)\b", r"\bfind out\b",
+             r"\brecommend\b", r"\bsuggest\b"),
+    },
+    # A confirmation card the user refused or closed is a failed action.
+    FAILURE: {
+        ZH: (r"确认.{0,4}(取消|关闭)", r"(取消|关闭)了?确认"),
+        EN: (r"\b(declined|refused|aborted)\b", r"\bcancell?ed (the )?(confirmation|request|action|operation)\b",
+             r"\bnot (executed|submitted|performed|completed)\b"),
+    },
+}
+for _category, _by_language in _BUILDER_ADDITIONS.items():
+    for _language, _added in _by_language.items():
+        BUILTIN[_category][_language] = BUILTIN[_category][_language] + _added
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """Compiled patterns per category and language."""
