@@ -116,9 +116,13 @@ def _parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if latin and previous_latin and _is_short(piece.strip(_EDGE_PUNCT)):
             merged[-1] = (merged[-1][0], b)  # "wifi, parking, and breakfast": a list goes on
             continue
-        if _is_short(piece.strip(_EDGE_PUNCT)) and (a, b) != parts[-1]:
-            pending = (a, b)  # joins the next part
-            continue
+        if _is_short(piece.strip(_EDGE_PUNCT)):
+            if (a, b) != parts[-1]:
+                pending = (a, b)  # "算了，" joins the next part
+                continue
+            if merged:
+                merged[-1] = (merged[-1][0], b)  # "…左耳，订单88232" stays with what it qualifies
+                continue
         if merged and latin and _cjk_count(text[merged[-1][0]:merged[-1][1]]) == 0 and (
                 _word_count(piece) < 3 or _word_count(text[merged[-1][0]:merged[-1][1]]) < 3):
             merged[-1] = (merged[-1][0], b)  # an English list, not two clauses
@@ -269,7 +273,13 @@ def topics(text: str) -> set[str]:
 
 def affinity(a: set[str], b: set[str]) -> int:
     """How strongly two topic sets point at the same matter: a shared id
-    counts 3, a shared name 2, a shared CJK pair 1."""
+    counts 3, a shared name 2, a shared CJK pair 1. Two texts that each name
+    ids, none of them shared, are about different things (订单66001 and
+    订单66002): 0."""
+    ids_a = {t for t in a if t.startswith("#")}
+    ids_b = {t for t in b if t.startswith("#")}
+    if ids_a and ids_b and not ids_a & ids_b:
+        return 0
     score = 0
     for token in a & b:
         score += 3 if token.startswith("#") else 1 if _CJK.match(token) else 2

@@ -110,10 +110,16 @@ _BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {
     # look-up or a recommendation, is a question, not a matter.
     QUESTION: {
         ZH: (r"(做|列|写|拟|整理|出)(一)?(个|份|下)?(清单|列表|计划|方案|文案|攻略|对比)", r"查(一下|一查|查)", r"看(一下|看)",
-             r"推荐"),
+             r"推荐", r"多久", r"用户(又|再次|还|曾)?(询问|问|咨询)"),
         EN: (r"\b(make|write|draft|give|create|prepare)( me)? (a |an |the )?(list|checklist|plan|comparison|draft|"
              r"outline|summary|template)\b", r"\blook up\b", r"\bcheck (if|whether|on|the status)\b", r"\bfind out\b",
-             r"\brecommend\b", r"\bsuggest\b"),
+             r"\brecommend\b", r"\bsuggest\b", r"\b(the )?user (asked|asks|wondered|inquired)\b"),
+    },
+    # Telling the shop what to do with the goods is a request even without
+    # 帮我 / 请: "直接寄回你们店修吧" (seed 001 §2, round 80).
+    REQUEST: {
+        ZH: (r"寄回|寄过去|寄修|送修|退货|换货|退款|退掉",),
+        EN: (r"\b(send it back|ship it back|return it)\b",),
     },
     # A confirmation card the user refused or closed is a failed action.
     FAILURE: {
