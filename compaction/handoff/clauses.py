@@ -20,7 +20,9 @@ Each clause gets one **role**, from the one vocabulary
   requirement even phrased as a question; a go-ahead asked as a question
   ("可以提交了吗？") is a question, not a consent;
 - ``consent`` — a go-ahead (我同意办理 / 现在可以提交了 / go ahead);
-- ``request`` — the user wants something done;
+- ``request`` — the user wants something done: a direct request to act
+  (``direct_request``, where the vocabulary has it), or request words with
+  a verb that acts (``action``) and no hedge (``undecided``);
 - ``constraint`` — a condition: negation, only, a bound, a deadline, a
   quantity;
 - ``statement`` — anything else.
@@ -183,6 +185,13 @@ def _consent(vocabulary: v.Vocabulary, text: str) -> tuple[bool, bool]:
 _IMPERATIVE_NOT = re.compile(r"^\s*(please\s+)?(do not|don'?t|never)\b", re.I)
 
 
+def _requesting(kinds) -> bool:
+    """A request: a direct request to act (帮我下单 / please book), or request
+    words with a verb that acts and no hedge — "我要上班" acts on nothing,
+    "我再想想是去天才吧还是寄修" and "要是寄修的话" decide nothing."""
+    return DIRECT_REQUEST in kinds or (v.REQUEST in kinds and v.ACTION in kinds and v.UNDECIDED not in kinds)
+
+
 def _is_question(vocabulary: v.Vocabulary, text: str, kinds: set[str]) -> bool:
     if v.QUESTION not in kinds or DIRECT_REQUEST in kinds:
         return False
@@ -208,7 +217,7 @@ def classify(text: str, vocabulary: v.Vocabulary = v.DEFAULT) -> tuple[str, froz
         return QUESTION, frozenset(kinds)
     if consent:
         return CONSENT, frozenset(kinds)
-    if v.REQUEST in kinds or DIRECT_REQUEST in kinds:
+    if _requesting(kinds):
         return REQUEST, frozenset(kinds)
     if v.CONSTRAINT in kinds:
         return CONSTRAINT, frozenset(kinds)
@@ -284,3 +293,81 @@ def affinity(a: set[str], b: set[str]) -> int:
     for token in a & b:
         score += 3 if token.startswith("#") else 1 if _CJK.match(token) else 2
     return score
+
+
+# --- what the drift checks count as "kept" ----------------------------------
+# The builder must never write a note the drift checks (SPEC §8) find lost or
+# grown, so it asks "does this line already keep that clause?" the way they
+# do: the clause verbatim, or its operator word, every number of it and at
+# least 60% of its key terms (Chinese two-character terms without filler
+# characters, Latin words of two letters or more).
+
+_KEY_STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着个些其之而且并但一")
+_KEY_GENERIC = {"用户", "助手", "原话", "暂缓", "放弃", "已放", "当前", "目前", "已经", "需要", "提供", "确认", "告知", "补充",
+                "一下", "可以", "现在", "什么", "怎么"}
+_KEY_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_KEY_EN_STOP = set("""a an the and or but to of in on for with at by from is are was were be been being it its this that these
+those i me my mine you your yours we our they their them he she his her do does did done can could would should will
+shall may might must have has had not no yes please user users assistant quote what which how when where why who
+whether if so just about any some there here then than also too very up out into as all get got want wants wanted
+need needs like would let lets ok okay thanks thank hi hello""".split())
+_KEY_NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
+_WS = re.compile(r"\s+")
+_SPACE_BY_WIDE = re.compile(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ")
+_KEY_EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
+KEPT_SHARE = 0.6
+
+
+def normalise(text: str) -> str:
+    """Whitespace normalisation (SPEC §8): one space for a run, none beside a
+    non-ASCII character."""
+    return _SPACE_BY_WIDE.sub("", _WS.sub(" ", text).strip())
+
+
+def key_terms(text: str) -> frozenset[str]:
+    found = set()
+    for token in _KEY_LATIN.findall(text):
+        token = token.lower()
+        if len(token) >= 2 and token not in _KEY_EN_STOP:
+            found.add(token)
+    for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
+        for i in range(len(run) - 1):
+            pair = run[i:i + 2]
+            if pair[0] not in _KEY_STOP_CHARS and pair[1] not in _KEY_STOP_CHARS and pair not in _KEY_GENERIC:
+                found.add(pair)
+    return frozenset(found)
+
+
+def key_worth(terms) -> int:
+    """A Latin word or number counts 2, a Chinese two-character term 1."""
+    return sum(2 if term[0].isascii() else 1 for term in terms)
+
+
+def key_numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _KEY_NUMBER.findall(text)}
+
+
+def operator(vocabulary: v.Vocabulary, clause: str, categories=(v.CONSTRAINT,)) -> str | None:
+    """The phrase that makes a clause a condition (or a hold, a consent):
+    the first pattern of the first category that matches."""
+    for category in categories:
+        match = vocabulary.find(category, clause) if category in vocabulary.patterns else None
+        if match:
+            return match.group()
+    return None
+
+
+def keeps(text: str, clause: str, vocabulary: v.Vocabulary = v.DEFAULT, categories=(v.CONSTRAINT,)) -> bool:
+    """Whether ``text`` (a note line, or several) keeps ``clause``."""
+    normal = normalise(text)
+    if normalise(clause).strip(_KEY_EDGE) in normal:
+        return True
+    word = operator(vocabulary, clause, categories)
+    if word is None or word.lower() not in normal.lower():
+        return False
+    if not key_numbers(clause) <= key_numbers(normal):
+        return False
+    wanted = key_terms(clause) - key_numbers(clause)
+    if not wanted:
+        return True
+    return key_worth(wanted & key_terms(normal)) >= KEPT_SHARE * key_worth(wanted)

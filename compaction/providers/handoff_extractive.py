@@ -73,10 +73,12 @@ DONE_PREFIX = {n.ZH: "已办结：", n.EN: "Completed:"}
 
 # Words a label does not start or end with: politeness, fillers, modal
 # go-aheads ("可以", "now") — a label names the matter, it does not agree.
-_ZH_LEAD = re.compile(r"^(好的|好吧|好|嗯+|哦|那就|那么|那|就|还是|现在|可以|麻烦你|麻烦您|麻烦|请你|请您|请|帮我|帮忙|给我|"
-                      r"我想要|我想|我要|我需要|我打算|我决定|我|直接|马上|立刻|先|然后|另外|还有|对了|其实|再|也|把)")
-_ZH_TAIL = re.compile(r"(了吧|了呢|了啊|了|吧|呢|啊|呀|哦|嘛|一下)$")
-_ZH_PLACE_TAIL = re.compile(r"(那边我|这边我|那边|这边|的)$")
+# "给我" is no lead: "给我妈买个iPad" is for my mother.
+_ZH_LEAD = re.compile(r"^(好的|好吧|好|嗯+|哦|那就|那么|那|就|还是|现在|可以|麻烦你|麻烦您|麻烦|请你|请您|请|你帮我|您帮我|帮我|"
+                      r"帮忙|你|您|我想要|我想|我要|我需要|我打算|我决定|我|直接|马上|立刻|先|然后|另外|还有|对了|其实|再|也|把)")
+# 吧 is a particle, except in names: 天才吧, 酒吧, 网吧.
+_ZH_TAIL = re.compile(r"(了吧|了呢|了啊|了|(?<!天才)(?<![酒网贴书水])吧|呢|啊|呀|哦|嘛|一下)$")
+_ZH_PLACE_TAIL = re.compile(r"(那边我|这边我|那边|这边|的|就|也|都|还)$")
 _EN_LEAD = re.compile(r"^(yes|ok|okay|so|then|also|and|actually|well|please|now|just|go ahead and|can you|could you|"
                       r"would you|i want to|i'd like to|i would like to|i need to|i need|i want|i'd like|"
                       r"i would like|let's|we need|we want)\b[\s,]*", re.I)
@@ -195,7 +197,7 @@ def _tidy(text: str) -> str:
         if text == before:
             break
     # Tails once each, particles before pronouns: "天才吧那边我" keeps 天才吧.
-    for tail in (_ZH_TAIL, _ZH_PLACE_TAIL, _EN_TAIL):
+    for tail in (_ZH_TAIL, _ZH_TAIL, _ZH_PLACE_TAIL, _EN_TAIL):  # "诊断一下吧": two particles
         text = tail.sub("", text).strip(c._EDGE_PUNCT)
     return text
 
@@ -295,6 +297,7 @@ class _State:
     user_news: bool = False  # the material brought a new matter, condition, consent, hold or abandonment
     progress_changed: bool = False
     parent_text: str | None = None
+    hinted: Matter | None = None  # the listed matter this pair's tool calls were about
 
     def tick(self) -> int:
         self.clock += 1
@@ -481,9 +484,31 @@ def _touch(state: _State, matter: Matter) -> None:
     matter.touched = state.tick()
 
 
-def _add_fragment(state: _State, matter: Matter, fragment: Fragment) -> None:
+def _line_text(matter: Matter) -> str:
+    return " ".join([matter.label] + [f.text for f in matter.fragments] + matter.hold + matter.abandon)
+
+
+def _already_kept(state: _State, matter: Matter, fragment: Fragment) -> bool:
+    """Said again, in the same words or near enough that the line keeps it
+    (its phrase, its numbers, most of its terms: ``clauses.keeps``); a
+    request that adds no new term of weight. Nothing new: no growth."""
+    if not (matter.fragments or matter.hold or matter.abandon):
+        return False  # a new matter's first words: its label came from them
+    text = _line_text(matter)
     if matter.has(fragment.text):
-        return  # said again in the same words: nothing new
+        return True
+    categories = {c.CONSENT: (v.CONSENT,), c.HOLD: (v.HOLD,), c.ABANDON: (v.ABANDON,)}.get(fragment.role,
+                                                                                          (v.CONSTRAINT,))
+    if fragment.is_condition or fragment.role in categories and fragment.role != c.REQUEST:
+        return c.keeps(text, fragment.text, state.vocabulary, categories)
+    novel = c.key_terms(fragment.text) - c.key_terms(text)
+    parent_novel = novel - c.key_terms(state.parent_text or "")
+    return c.key_worth(parent_novel) < 3 if state.parent_text else c.key_worth(novel) == 0
+
+
+def _add_fragment(state: _State, matter: Matter, fragment: Fragment) -> None:
+    if _already_kept(state, matter, fragment):
+        return
     matter.fragments.append(fragment)
     matter.dirty = True
     state.changed = state.user_news = True
@@ -507,7 +532,8 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
             # its own marked line, named from the clause or the question before it.
             matter = _new_matter(state, [text], status=ABANDONED, generic=GENERIC_ABANDONED,
                                  fallback=_latin_topic(previous_user_text), role=c.ABANDON)
-        if matter.status == ABANDONED and matter.has(text):
+        if matter.status == ABANDONED and (matter.has(text)
+                                           or c.keeps(_line_text(matter), text, vocabulary, (v.ABANDON,))):
             return in_message
         _drop_consent(matter, vocabulary, state.language)  # a dropped matter has no go-ahead left
         if matter.status == HELD:
@@ -526,8 +552,8 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
         # "先别提交" is about the matter it names, else the one the user is on.
         matter = _best(state, topics, statuses=(OPEN, HELD), minimum=1) or current \
             or _focus(state, (OPEN, HELD)) or _new_matter(state, [text], role=c.HOLD)
-        if matter.status == HELD and matter.has(text):
-            _touch(state, matter)
+        if matter.status == HELD and (matter.has(text) or c.keeps(_line_text(matter), text, vocabulary, (v.HOLD,))):
+            _touch(state, matter)  # the hold said again: the line keeps it already
             return matter
         _drop_consent(matter, vocabulary, state.language)
         matter.status = HELD
@@ -564,8 +590,9 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
         # A request linked to nothing listed is a new matter.
         if strong is not None:
             matter = strong
-        elif on_message is not None and c.affinity(topics, on_message.topics()) >= 1:
-            matter = on_message
+        elif on_message is not None and (on_message is state.hinted
+                                         or c.affinity(topics, on_message.topics()) >= 1):
+            matter = on_message  # the assistant acted on it for this very message
         else:
             matter = _new_matter(state, [text])
     else:
@@ -632,9 +659,9 @@ def _apply_tool(state: _State, result: ToolResult, *, pair_matter: Matter | None
     succeeded = _outcome(result, state.vocabulary)
     if succeeded is None:
         return None
-    topics = c.topics(result.arguments + " " + result.text)
-    matter = _best(state, {t for t in topics if t.startswith("#")}, statuses=(OPEN, HELD, DONE), minimum=3) \
-        or pair_matter or _focus(state, (OPEN,))
+    # Which matter it acted on: the one its arguments name, else the one
+    # the user's message was about; never a guess beyond that.
+    matter = _best(state, c.topics(result.arguments), statuses=(OPEN, HELD, DONE), minimum=3) or pair_matter
     return _Event(order=state.tick(), result=result, succeeded=succeeded, matter=matter,
                   result_id=result_id(result) if succeeded else None)
 
@@ -676,8 +703,10 @@ def _walk(material: Material, state: _State) -> None:
         # The ids an action or look-up of this pair was called with say which
         # listed matter the user's words are about ("现在可以提交了" while the
         # assistant submits for order 88232).
-        called = {t for r in results.get(pair.index, ()) for t in c.topics(r.arguments) if t.startswith("#")}
-        in_message: Matter | None = _best(state, called, statuses=(OPEN, HELD, DONE), minimum=3) if called else None
+        called = {t for r in results.get(pair.index, ()) for t in c.topics(r.arguments)}
+        hinted = _best(state, called, statuses=(OPEN, HELD, DONE), minimum=3) if called else None
+        in_message: Matter | None = hinted
+        state.hinted = hinted
         # A plain statement naming an id ("订单号88232") belongs to the
         # matter the same message is about: the seed's "关联编号".
         naming: list[c.Clause] = []
