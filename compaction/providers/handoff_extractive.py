@@ -489,9 +489,12 @@ def _line_text(matter: Matter) -> str:
 
 
 def _already_kept(state: _State, matter: Matter, fragment: Fragment) -> bool:
-    """Said again, in the same words or near enough that the line keeps it
-    (its phrase, its numbers, most of its terms: ``clauses.keeps``); a
-    request that adds no new term of weight. Nothing new: no growth."""
+    """Whether ``fragment`` brings nothing the matter's line does not hold
+    already — the rule the drift checks read growth and lost conditions
+    with (SPEC §8): the same words; or, for a condition, consent, hold or
+    drop, a line that keeps its phrase, its numbers and most of its terms
+    (``clauses.keeps``); or, for a request or a hold said again, no new term
+    of weight (``clauses.key_worth`` under 3) beyond the line and the parent."""
     if not (matter.fragments or matter.hold or matter.abandon):
         return False  # a new matter's first words: its label came from them
     text = _line_text(matter)
@@ -499,11 +502,16 @@ def _already_kept(state: _State, matter: Matter, fragment: Fragment) -> bool:
         return True
     categories = {c.CONSENT: (v.CONSENT,), c.HOLD: (v.HOLD,), c.ABANDON: (v.ABANDON,)}.get(fragment.role,
                                                                                           (v.CONSTRAINT,))
-    if fragment.is_condition or fragment.role in categories and fragment.role != c.REQUEST:
-        return c.keeps(text, fragment.text, state.vocabulary, categories)
-    novel = c.key_terms(fragment.text) - c.key_terms(text)
-    parent_novel = novel - c.key_terms(state.parent_text or "")
-    return c.key_worth(parent_novel) < 3 if state.parent_text else c.key_worth(novel) == 0
+    if c.keeps(text, fragment.text, state.vocabulary, categories):
+        return True
+    if fragment.is_condition and c.keeps(text, fragment.text, state.vocabulary):
+        return True
+    if fragment.is_condition or fragment.role in (c.CONSENT, c.ABANDON):
+        return False  # a condition or a change of mind the line lacks is new
+    if fragment.role == c.HOLD and matter.status != HELD:
+        return False  # the hold itself is new
+    novel = c.key_terms(fragment.text) - c.key_terms(text) - c.key_terms(state.parent_text or "")
+    return c.key_worth(novel) < 3
 
 
 def _add_fragment(state: _State, matter: Matter, fragment: Fragment) -> None:
@@ -526,14 +534,24 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
     fragment = Fragment(text=text, role=clause.role, kinds=clause.kinds)
 
     if clause.role == c.ABANDON:
-        matter = _best(state, topics, statuses=live, minimum=2)
+        # What was dropped: the matter the clause names (one term is enough
+        # when it names only one: "天才吧那边我不去了"), else, when it names
+        # none ("先不买新的了"), the one the user's previous message was
+        # about (two of its terms) — as the drift checks read it.
+        named = c.topics(_strip_spans(text, vocabulary, (v.ABANDON,)))
+        if named:
+            matter = _best(state, named, statuses=live, minimum=min(2, c.affinity(named, named)))
+        else:
+            borrowed = c.topics(_strip_spans(previous_user_text, vocabulary,
+                                             (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION)))
+            shared = [m for m in state.matters if m.status in live and len(m.topics() & borrowed) >= 2]
+            matter = max(shared, key=lambda m: m.touched) if shared else None
         if matter is None:
             # A matter never listed (often one the user only asked about):
             # its own marked line, named from the clause or the question before it.
             matter = _new_matter(state, [text], status=ABANDONED, generic=GENERIC_ABANDONED,
                                  fallback=_latin_topic(previous_user_text), role=c.ABANDON)
-        if matter.status == ABANDONED and (matter.has(text)
-                                           or c.keeps(_line_text(matter), text, vocabulary, (v.ABANDON,))):
+        if matter.status == ABANDONED and _already_kept(state, matter, fragment):
             return in_message
         _drop_consent(matter, vocabulary, state.language)  # a dropped matter has no go-ahead left
         if matter.status == HELD:
@@ -552,7 +570,7 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
         # "先别提交" is about the matter it names, else the one the user is on.
         matter = _best(state, topics, statuses=(OPEN, HELD), minimum=1) or current \
             or _focus(state, (OPEN, HELD)) or _new_matter(state, [text], role=c.HOLD)
-        if matter.status == HELD and (matter.has(text) or c.keeps(_line_text(matter), text, vocabulary, (v.HOLD,))):
+        if matter.status == HELD and _already_kept(state, matter, fragment):
             _touch(state, matter)  # the hold said again: the line keeps it already
             return matter
         _drop_consent(matter, vocabulary, state.language)
@@ -646,7 +664,22 @@ def result_id(result: ToolResult) -> str | None:
     return found[0] if found else None
 
 
+_REASON_KEYS = ("error", "message", "reason", "detail", "msg", "status")
+
+
 def _reason(text: str) -> str:
+    """Why an action failed, in the result's own words: its error field
+    when it is JSON, else its text; short, on one line."""
+    try:
+        payload = json.loads(text)
+    except (ValueError, TypeError):
+        payload = None
+    if isinstance(payload, dict):
+        for key in _REASON_KEYS:
+            value = payload.get(key)
+            if isinstance(value, str) and value.strip():
+                text = value
+                break
     line = re.sub(r"\s+", " ", text).strip()
     line = c.QUOTE_BREAKERS.sub("", line)
     line = line.replace("（", "(").replace("）", ")")
