@@ -388,8 +388,13 @@ def _drop_consent(matter: Matter, vocabulary: v.Vocabulary, language: str) -> bo
     matter). Requests with a condition stay: the condition still holds.
     True when anything went."""
     before = (list(matter.fragments), matter.label)
+    # A label holding a date keeps the words it was cut from, so the date
+    # stays the user's on record (else a later reading takes it for a
+    # looked-up value and drops it).
+    source = _norm(matter.label) if _DATE_VALUE.search(matter.label) else None
     matter.fragments = [f for f in matter.fragments
-                        if f.role != c.CONSENT and not (f.role == c.REQUEST and not f.is_condition)]
+                        if f.role != c.CONSENT and not (f.role == c.REQUEST and not f.is_condition
+                                                        and not (source and source in _norm(f.text)))]
     parts = re.split(r"(?<=[，,；;。])", matter.label)
     kept = [p for p in parts if not c.matches(vocabulary, v.CONSENT, p)]
     matter.label = "".join(kept).strip(c._EDGE_PUNCT) or GENERIC_LABEL[language]

@@ -475,3 +475,30 @@ def test_the_provider_reports_what_it_cannot_build(extra, detail):
     request = SummaryRequest(answers=(), system="", user="", prompt_version="handoff@1", extra=extra)
     result = HandoffExtractiveProvider().summarise(request)
     assert isinstance(result, ProviderResult) and result.error == "provider_error" and detail in result.error_detail
+
+
+# --- a note reads back as itself ---------------------------------------------------------------
+
+QUESTIONS_ONLY = material([("寄修要多久？", "7到10个工作日，订单88232于2026-08-31签收。"),
+                           ("How long does it take?", "About a week.")], start=1000)
+
+
+@pytest.mark.parametrize("language, turns", [
+    (ZH, REPAIR),
+    (ZH, REPAIR + [("好的，包装准备好了。现在可以提交送修申请了，我同意办理。", "好的。",
+                    [("submit_ticket", '{"order": "88232"}', '{"ticket_id": "RMA-5521"}', True)])]),
+    (ZH, [("帮我约9月13号上午10点环贸的天才吧。", "约满了。",
+           [("book_genius_bar", '{"slot": "2026-09-13 10:00"}', '{"ok": false, "error": "该时段已被约满"}', False)]),
+          ("天才吧那边我不去了。", "好的。")]),
+    (EN, [("I want to return order 55120 for a refund.", "OK."), ("Only a refund, not a replacement.", "OK."),
+          ("Actually, hold off on the return until Friday.", "OK.")]),
+])
+def test_a_note_followed_by_questions_only_is_given_back_unchanged(language, turns):
+    first = build_note(None, material(turns), language=language)
+    assert build_note(first, QUESTIONS_ONLY, language=language) == first
+
+
+def test_an_abandoned_request_keeps_the_words_its_dated_name_came_from():
+    turns = [("帮我约9月13号上午10点环贸的天才吧。", "约满了。"), ("天才吧那边我不去了。", "好的。")]
+    (line,) = lines(build_note(None, material(turns), language=ZH), note.REQUESTS)
+    assert line == "已放弃：约9月13号上午10点环贸的天才吧（原话：帮我约9月13号上午10点环贸的天才吧；天才吧那边我不去了）"
