@@ -280,14 +280,19 @@ def topics(text: str) -> set[str]:
     return found
 
 
+def ids_conflict(a: set[str], b: set[str]) -> bool:
+    """Both name ids and share none: 订单66001 and 订单66002 are two matters."""
+    ids_a = {t for t in a if t.startswith("#")}
+    ids_b = {t for t in b if t.startswith("#")}
+    return bool(ids_a and ids_b and not ids_a & ids_b)
+
+
 def affinity(a: set[str], b: set[str]) -> int:
     """How strongly two topic sets point at the same matter: a shared id
     counts 3, a shared name 2, a shared CJK pair 1. Two texts that each name
     ids, none of them shared, are about different things (订单66001 and
     订单66002): 0."""
-    ids_a = {t for t in a if t.startswith("#")}
-    ids_b = {t for t in b if t.startswith("#")}
-    if ids_a and ids_b and not ids_a & ids_b:
+    if ids_conflict(a, b):
         return 0
     score = 0
     for token in a & b:

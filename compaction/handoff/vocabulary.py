@@ -100,9 +100,9 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
 # kept as one block so the lists above stay as they were. Each is a phrase
 # seed 001 names or a form the builder met in hand-written conversations.
 _BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {
-    # "现在可以提交送修申请了" is the seed's go-ahead, as much as "我同意".
+    # "提交吧" / "you can submit it now": a go-ahead as much as "我同意".
     CONSENT: {
-        ZH: (r"可以(帮我)?(提交|办理|下单|申请|寄修|送修|寄出).{0,8}了", r"(提交|办理|下单)吧"),
+        ZH: (r"(提交|办理|下单)吧",),
         EN: (r"\byou can (now )?(submit|file|book|place|send|proceed)\b",
              r"\b(ok|okay|sure|yes)[,.]? (please )?(go ahead|submit|file|book|proceed)\b", r"\blet'?s do it\b"),
     },

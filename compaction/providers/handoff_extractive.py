@@ -381,6 +381,18 @@ def _repair_consent_beside_hold(state: _State) -> None:
                 state.changed = True
 
 
+def _stands_on_hold(matter: Matter, fragment: Fragment) -> bool:
+    """What a held or dropped matter still quotes: its conditions and facts,
+    not its consent nor a request without a condition. A label holding a
+    date keeps the words it was cut from, so the date stays the user's on
+    record (else a later reading takes it for a looked-up value)."""
+    if fragment.role == c.CONSENT:
+        return False
+    if fragment.role == c.REQUEST and not fragment.is_condition:
+        return bool(_DATE_VALUE.search(matter.label)) and _norm(matter.label) in _norm(fragment.text)
+    return True
+
+
 def _drop_consent(matter: Matter, vocabulary: v.Vocabulary, language: str) -> bool:
     """Remove every consent — quotes and the line's own words — and the
     requests that carry no condition: once held or dropped, "提交送修申请"
@@ -388,13 +400,7 @@ def _drop_consent(matter: Matter, vocabulary: v.Vocabulary, language: str) -> bo
     matter). Requests with a condition stay: the condition still holds.
     True when anything went."""
     before = (list(matter.fragments), matter.label)
-    # A label holding a date keeps the words it was cut from, so the date
-    # stays the user's on record (else a later reading takes it for a
-    # looked-up value and drops it).
-    source = _norm(matter.label) if _DATE_VALUE.search(matter.label) else None
-    matter.fragments = [f for f in matter.fragments
-                        if f.role != c.CONSENT and not (f.role == c.REQUEST and not f.is_condition
-                                                        and not (source and source in _norm(f.text)))]
+    matter.fragments = [f for f in matter.fragments if _stands_on_hold(matter, f)]
     parts = re.split(r"(?<=[，,；;。])", matter.label)
     kept = [p for p in parts if not c.matches(vocabulary, v.CONSENT, p)]
     matter.label = "".join(kept).strip(c._EDGE_PUNCT) or GENERIC_LABEL[language]
@@ -610,12 +616,18 @@ def _apply_clause(state: _State, clause: c.Clause, *, in_message: Matter | None,
     strong = _best(state, topics, statuses=live + ((ABANDONED,) if clause.role == c.REQUEST else ()), minimum=3)
     on_message = in_message if in_message is not None and in_message.status != ABANDONED else None
     if clause.role == c.REQUEST:
-        # A request linked to nothing listed is a new matter.
+        # Within a message the user goes on about one matter ("直接寄回你们店修
+        # 吧。现在可以提交送修申请了") unless the request names other ids; a
+        # request linked to nothing listed is a new matter.
+        held = _best(state, topics, statuses=(HELD,), minimum=2)
         if strong is not None:
             matter = strong
-        elif on_message is not None and (on_message is state.hinted
-                                         or c.affinity(topics, on_message.topics()) >= 1):
-            matter = on_message  # the assistant acted on it for this very message
+        elif held is not None and on_message is None:
+            # Asking again for what is on hold ("现在可以提交送修申请了"): the
+            # same matter; only a consent lifts the hold.
+            matter = held
+        elif on_message is not None and not c.ids_conflict(topics, on_message.topics()):
+            matter = on_message
         else:
             matter = _new_matter(state, [text])
     else:
@@ -772,7 +784,7 @@ def _request_line(matter: Matter, language: str) -> str:
     if not matter.dirty and matter.original is not None:
         return matter.original
     if matter.status == HELD:
-        quotes = [f.text for f in matter.fragments if f.role != c.CONSENT] + matter.hold
+        quotes = [f.text for f in matter.fragments if _stands_on_hold(matter, f)] + matter.hold
         head = n.HOLD_PREFIX[language] + ("" if language == n.ZH else " ")
     elif matter.status == ABANDONED:
         quotes = [f.text for f in matter.fragments if f.role != c.CONSENT] + matter.abandon

@@ -43,7 +43,8 @@ def test_decimal_points_do_not_end_a_sentence():
     ("我不同意提交", c.HOLD),  # a negated consent withdraws
     ("I don't agree to that", c.HOLD),
     ("我明确同意办理", c.CONSENT),
-    ("现在可以提交送修申请了", c.CONSENT),
+    ("现在可以提交送修申请了", c.REQUEST),  # a go-ahead by request words: dropped on hold all the same
+    ("那就提交吧", c.CONSENT),
     ("Yes, go ahead and file the return", c.CONSENT),
     ("可以提交了吗？", c.QUESTION),  # a go-ahead asked as a question agrees to nothing
     ("寄修要多久？", c.QUESTION),
