@@ -28,7 +28,8 @@ and writes the six sections again:
 - **dead ends** — failed, refused or cancelled actions of unsettled
   matters, at most three, newest kept.
 - **done** — only actions a successful tool result confirms, each with the
-  id the result returned (else the tool message's id).
+  id the result returned and proves (``result_id``); a success without
+  one is progress, not done.
 
 Carry-forward: a parent line whose matter the material does not touch is
 copied unchanged, so a material that brings nothing new gives back the
@@ -661,24 +662,43 @@ def _outcome(result: ToolResult, vocabulary: v.Vocabulary) -> bool | None:
     return None
 
 
-def result_id(result: ToolResult) -> str | None:
-    """The id a successful action returned: a ticket, order or booking
-    number, from the result's JSON when it has one, else the first
-    identifier in its text. None when it names none."""
+_PROOF_ID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-z0-9])")
+_ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
+
+
+def is_proof_id(token: str) -> bool:
+    """An id a done line can stand on (SPEC §8 done_without_proof): four
+    characters or more, a digit among them, and a letter, a hyphen or five
+    digits or more — a price such as 1899 or a date is no id."""
+    token = token.strip("-_/")
+    return (len(token) >= 4 and any(ch.isdigit() for ch in token) and not _ISO_DATE.match(token)
+            and (any(ch.isalpha() or ch == "-" for ch in token) or sum(ch.isdigit() for ch in token) >= 5))
+
+
+def result_id(result: ToolResult, vocabulary: v.Vocabulary = v.DEFAULT) -> str | None:
+    """The id a successful action returned — a ticket, order or booking
+    number, from the result's JSON when it has one, else the first id in
+    its text — and that the result proves: one the call was not given, or
+    one it echoes while reporting the change ("cancelled", "已取消"). None
+    when there is none: the action is then progress, not a done line."""
     try:
         payload = json.loads(result.text)
     except (ValueError, TypeError):
         payload = None
+    candidates = []
     if isinstance(payload, dict):
         layers = [payload] + [value for value in payload.values() if isinstance(value, dict)]
         for key in _ID_KEYS:
             for layer in layers:
                 for k, value in layer.items():
-                    if str(k).lower() == key and isinstance(value, (str, int)) and not isinstance(value, bool) \
-                            and str(value).strip():
-                        return str(value).strip()
-    found = sorted(c.ids(result.text), key=result.text.find)
-    return found[0] if found else None
+                    if str(k).lower() == key and isinstance(value, (str, int)) and not isinstance(value, bool):
+                        candidates.append(str(value).strip())
+    candidates += [m.group().strip("-_/") for m in _PROOF_ID.finditer(result.text)]
+    reports_change = c.matches(vocabulary, v.SUCCESS, result.text)
+    for ident in candidates:
+        if is_proof_id(ident) and ident in result.text and (ident not in result.arguments or reports_change):
+            return ident
+    return None
 
 
 _REASON_KEYS = ("error", "message", "reason", "detail", "msg", "status")
@@ -713,7 +733,7 @@ def _apply_tool(state: _State, result: ToolResult, *, pair_matter: Matter | None
     # the user's message was about; never a guess beyond that.
     matter = _best(state, c.topics(result.arguments), statuses=(OPEN, HELD, DONE), minimum=3) or pair_matter
     return _Event(order=state.tick(), result=result, succeeded=succeeded, matter=matter,
-                  result_id=result_id(result) if succeeded else None)
+                  result_id=result_id(result, state.vocabulary) if succeeded else None)
 
 
 def _record(state: _State, event: _Event) -> None:
@@ -722,13 +742,14 @@ def _record(state: _State, event: _Event) -> None:
     sep = LABEL_SEPARATOR[language]
     who = f"{event.matter.label}{sep}" if event.matter is not None else ""
     if event.succeeded:
-        ident = event.result_id or event.result.message_id
-        if language == n.ZH:
-            done = f"{tool} 成功，单号 {ident}" if event.result_id else f"{tool} 成功（工具结果 {ident}）"
+        ident = event.result_id
+        if ident:
+            done = f"{tool} 成功，单号 {ident}" if language == n.ZH else f"{tool} succeeded, id {ident}"
+            if not any(re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", line) for line in state.done):
+                state.done.append(done)
         else:
-            done = f"{tool} succeeded, id {ident}" if event.result_id else f"{tool} succeeded (tool result {ident})"
-        if not any(re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", line) for line in state.done):
-            state.done.append(done)
+            # Succeeded, but returned no id to stand on: progress, not done.
+            done = f"{tool} 成功（未返回单号）" if language == n.ZH else f"{tool} succeeded (no id returned)"
         state.progress = [who + done]
         if event.matter is not None and event.matter.status in (OPEN, HELD):
             event.matter.status = DONE

@@ -163,11 +163,13 @@ def test_done_lists_only_what_a_successful_tool_result_confirms_with_its_id():
     assert "66003" not in text
 
 
-def test_a_success_that_returns_no_id_is_listed_with_the_tool_messages_id():
+def test_a_success_that_returns_no_id_is_progress_not_done():
     turns = [("Please book a courier pickup for Friday.", "Booked.",
               [("book_pickup", '{"day": "Friday"}', "Pickup booked successfully.", None)])]
     text = build_note(None, material(turns), language=EN)
-    assert lines(text, note.DONE) == ["book_pickup succeeded (tool result t0-0)"]
+    assert lines(text, note.DONE) == []
+    assert lines(text, note.PROGRESS) == ["book a courier pickup for Friday: book_pickup succeeded (no id returned)"]
+    assert lines(text, note.TODOS) == []  # it did succeed: nothing left to do
 
 
 def test_a_refused_confirmation_is_progress_and_a_dead_end_not_done():
@@ -446,13 +448,17 @@ def test_labels_name_the_matter_without_agreeing_or_dropping_words(text, role, l
     assert make_label(text, language=ZH if re.search(r"[\u4e00-\u9fff]", text) else EN, role=role) == label
 
 
-def test_result_ids_come_from_the_result():
-    def r(text):
-        return ToolResult(0, "t", "c", "x", "{}", text, True)
+def test_result_ids_are_ids_the_result_proves():
+    def r(text, arguments="{}"):
+        return ToolResult(0, "t", "c", "x", arguments, text, True)
     assert result_id(r('{"status": "created", "ticket_id": "RMA-5521"}')) == "RMA-5521"
-    assert result_id(r('{"data": {"booking_id": 77}}')) == "77"
+    assert result_id(r('{"data": {"booking_id": 77120}}')) == "77120"
     assert result_id(r("工单RMA-5521已创建，2026-09-01前寄出")) == "RMA-5521"
+    assert result_id(r('{"booking_id": 77, "price": 1899}')) is None  # too short to be an id, a price
     assert result_id(r("done")) is None
+    # an id the call was given proves nothing unless the result reports the change
+    assert result_id(r('{"order_id": "66001", "state": "open"}', '{"order": "66001"}')) is None
+    assert result_id(r('{"order_id": "66001", "status": "cancelled"}', '{"order": "66001"}')) == "66001"
 
 
 # --- the provider ---------------------------------------------------------------------------------
