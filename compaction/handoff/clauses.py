@@ -30,6 +30,12 @@ Each clause gets one **role**, from the one vocabulary
 A clause whose role is not ``question`` and which matches the constraint
 words is a user condition (``is_condition``) whatever its role: a hold
 "先别提交" is a condition too, which is why the builder keeps it quoted.
+
+``keeps`` and ``key_terms`` answer "does this note line already keep that
+clause?" exactly as the drift checks (SPEC §8, ``lost_constraint`` and
+``growth_without_new_matters``) do, so the builder never drops what they
+count as kept nor adds what they count as nothing new. They mirror the
+drift checks' reading and must stay the same as it.
 """
 
 from __future__ import annotations
@@ -307,7 +313,8 @@ def affinity(a: set[str], b: set[str]) -> int:
 # least 60% of its key terms (Chinese two-character terms without filler
 # characters, Latin words of two letters or more).
 
-_KEY_STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着个些其之而且并但一")
+_KEY_STOP_CHARS = set("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让"
+                      "对从到会能很太再又过着个些其之而且并但一")
 _KEY_GENERIC = {"用户", "助手", "原话", "暂缓", "放弃", "已放", "当前", "目前", "已经", "需要", "提供", "确认", "告知", "补充",
                 "一下", "可以", "现在", "什么", "怎么"}
 _KEY_LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")

@@ -31,6 +31,13 @@ and writes the six sections again:
   id the result returned and proves (``result_id``); a success without
   one is progress, not done.
 
+A settled matter keeps its line, marked ``已办结：`` / ``Completed:``, so
+its conditions stay on record and the next generation reads it as done. A
+clause the matter's line already keeps (the same words, or its phrase,
+numbers and most terms: ``clauses.keeps``) adds nothing, and neither does a
+request or a restated hold without a new term of weight — the rule the
+drift checks read growth with.
+
 Carry-forward: a parent line whose matter the material does not touch is
 copied unchanged, so a material that brings nothing new gives back the
 parent note itself — the note never grows without new matters. Lines a
@@ -121,7 +128,6 @@ class Matter:
     todo_original: str | None = None  # the parent's to-do line for this matter
     dirty: bool = False
     touched: int = -1  # order of the last user clause that touched it
-    acted: bool = False  # an action tool result settled or tried it in this material
 
     def topics(self) -> set[str]:
         return c.topics(" ".join([self.label] + [f.text for f in self.fragments] + self.hold + self.abandon))
@@ -296,7 +302,6 @@ class _State:
     clock: int = 0
     changed: bool = False  # anything differs from the parent
     user_news: bool = False  # the material brought a new matter, condition, consent, hold or abandonment
-    progress_changed: bool = False
     parent_text: str | None = None
     hinted: Matter | None = None  # the listed matter this pair's tool calls were about
 
@@ -762,7 +767,7 @@ def _record(state: _State, event: _Event) -> None:
         state.progress = [who + failed]
         if event.matter is not None and event.matter.status in (OPEN, HELD):
             state.dead_ends.append((event.matter, who + failed))
-    state.changed = state.progress_changed = True
+    state.changed = True
 
 
 def _walk(material: Material, state: _State) -> None:
