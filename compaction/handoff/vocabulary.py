@@ -133,6 +133,60 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+# Added for the offline hand-off builder (compaction.providers.handoff_extractive);
+# kept as one block so the lists above stay as they were. Each is a phrase
+# seed 001 names or a form the builder met in hand-written conversations.
+_BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    # "提交吧" / "you can submit it now": a go-ahead as much as "我同意".
+    CONSENT: {
+        ZH: (r"(提交|办理|下单)吧",),
+        EN: (r"\byou can (now )?(submit|file|book|place|send|proceed)\b",
+             r"\b(ok|okay|sure|yes)[,.]? (please )?(go ahead|submit|file|book|proceed)\b", r"\blet'?s do it\b"),
+    },
+    # Seed 001: asking for a checklist, comparison, plan or text, or for a
+    # look-up or a recommendation, is a question, not a matter.
+    QUESTION: {
+        ZH: (r"(做|列|写|拟|整理|出)(一)?(个|份|下)?(清单|列表|计划|方案|文案|攻略|对比)", r"查(一下|一查|查)", r"看(一下|看)",
+             r"推荐", r"多久", r"用户(又|再次|还|曾)?(询问|问|咨询)", r"(诊断|检测|排查|测试)一下"),
+        EN: (r"\b(make|write|draft|give|create|prepare)( me)? (a |an |the )?(list|checklist|plan|comparison|draft|"
+             r"outline|summary|template)\b", r"\blook up\b", r"\bcheck (if|whether|on|the status)\b", r"\bfind out\b",
+             r"\brecommend\b", r"\bsuggest\b", r"\b(the )?user (asked|asks|wondered|inquired)\b"),
+    },
+    # Telling the shop what to do with the goods is a request even without
+    # 帮我 / 请: "直接寄回你们店修吧" (seed 001 §2, round 80).
+    REQUEST: {
+        ZH: (r"寄回|寄过去|寄修|送修|退货|换货|退款|退掉",),
+        EN: (r"\b(send it back|ship it back|return it)\b",),
+    },
+    # A confirmation card the user refused or closed is a failed action.
+    FAILURE: {
+        ZH: (r"确认.{0,4}(取消|关闭)", r"(取消|关闭)了?确认"),
+        EN: (r"\b(declined|refused|aborted)\b", r"\bcancell?ed (the )?(confirmation|request|action|operation)\b",
+             r"\bnot (executed|submitted|performed|completed)\b"),
+    },
+}
+for _category, _by_language in _BUILDER_ADDITIONS.items():
+    for _language, _added in _by_language.items():
+        BUILTIN[_category][_language] = BUILTIN[_category][_language] + _added
+
+# Two categories the builder reads requests with: "我要上班" wants nothing
+# done (no verb that acts), "我再想想是去天才吧还是寄修" or "要是寄修的话"
+# decides nothing (undecided). A request is a request word with an acting
+# verb and no hedge (or a direct request, where the vocabulary has one).
+ACTION = "action"  # a verb that acts in the world: buy, book, return, repair, submit
+UNDECIDED = "undecided"  # deliberating or supposing: 再想想 / 要是…的话 / not sure yet
+CATEGORIES = CATEGORIES + (ACTION, UNDECIDED)
+BUILTIN[ACTION] = {
+    ZH: (r"买|订|退|换|修|寄|办|申请|提交|取消|预约|约|改|开票|送|安排|下单|购|付|登记|上门",),
+    EN: (r"\b(buy|book|order|return|cancel|change|file|submit|send|reserve|schedule|refund|replace|repair|fix|"
+         r"arrange|ship|pay|purchase|register|open|close|apply|rebook|upgrade|get me|find me)\b",),
+}
+BUILTIN[UNDECIDED] = {
+    ZH: (r"再想想|想一想|考虑考虑|考虑一下|还没(想好|决定)|再决定|回头再说|不确定|(要是|如果|假如|万一).{0,16}的话",),
+    EN: (r"\bnot sure\b|\bthink about it\b|\bhaven'?t decided\b|\bmaybe\b|\bmight\b|\bin case\b",),
+}
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     """Compiled patterns per category and language."""
