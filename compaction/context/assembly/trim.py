@@ -1,0 +1,268 @@
+"""Deterministic trimming (SPEC §9 "Trimming", seed 004 §3 删除算法 and §4).
+
+Given units in buckets (``buckets``) and a budget, trimming removes middle
+units in a fixed order until the request fits:
+
+1. the oldest middle **tool ring**, whole (the assistant message with its
+   calls and all their results), then the next oldest, …;
+2. when no middle ring is left, the oldest middle **plain turn**, FIFO;
+3. a **note** takes the place of what was removed, at the point where the
+   middle began:
+   - when a removed ring held a side-effecting call and the ledger is
+     pinned, the *ledger note* (every ledger entry). It is counted against
+     the budget like any message, so steps 1–2 go on until the request
+     *with it* fits;
+   - then, with ``summarize: true``, one *summary note* replaces it: a line
+     per removed turn and tool call, head-and-tail cut, oldest first, plus
+     the same ledger. It gets the room trimming left (at most
+     ``summary_max_tokens``; the ledger part is never cut); only when not
+     even its fixed part fits are more units removed for it, and when
+     nothing is left to remove it gives way to the ledger note (step
+     ``summary_did_not_fit``). So summarising never costs raw messages
+     beyond the few its header needs;
+4. if it still does not fit, assembly fails closed (``assembler``).
+
+How SPEC §9's third step is read: after steps 1–2 the middle is empty
+whenever they had to run to its end, so "replace what remains of the
+middle by one summary note" is applied to the part of the middle that the
+budget forced out: the note replaces it, and the raw middle that still
+fits stays raw (seed 004 §4: compress the middle when it must go, keep the
+ledger whatever happens).
+
+``tighten`` (the retry helper, SPEC §9 "Retry") removes that many more
+units after the request already fits: one more ring, or a plain turn when
+no ring is left.
+
+Every removal keeps the pairing invariant by construction (a ring goes
+whole); the validator still checks the view after each step that changed
+it, and an ``observer`` (tests) sees the view after every single removal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .buckets import MIDDLE, PREFIX, RING, Unit
+from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
+from .counting import TextCounter, count_message
+from .errors import InvariantBroken
+from .ledger import LedgerEntry, ledger_lines, result_status
+from .neutral import Message
+from .notes import (
+    LEDGER_NOTE,
+    SUMMARY_NOTE,
+    cut_middle,
+    ledger_note_text,
+    note_message,
+    summary_note_text,
+)
+from .validator import pair_results, validate
+
+DROP_RINGS = "drop_middle_rings"
+DROP_TURNS = "drop_middle_turns"
+TIGHTEN = "tighten"
+
+
+@dataclass
+class TrimOutcome:
+    messages: list[Message]
+    buckets: list[str]  # the bucket of each output message ("note" for the note)
+    dropped: list[Unit]  # in the order they were removed
+    note: Message | None
+    tokens_after: int
+    fits: bool
+    summary_used: bool
+    steps: list[dict] = field(default_factory=list)
+
+
+def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[str]:
+    lines = []
+    for pos in unit.positions():
+        m = messages[pos]
+        text = m.text()
+        if m.role == "tool":
+            continue
+        if m.calls:
+            if text.strip():
+                lines.append(f"- assistant: {cut_middle(text, 160)}")
+            for call in m.calls:
+                found = results.get((pos, call.id))
+                status = result_status(found[0] if found else None, found[1] if found else None)
+                shown = cut_middle(found[0].text(), 160) if found else "no result"
+                lines.append(f"- tool {call.name}({cut_middle(call.arguments_text(), 120)}) → {status}: {shown}")
+        elif text.strip() and not (m.results and not m.is_user_turn):
+            lines.append(f"- {m.role}: {cut_middle(text, 200)}")
+        elif not m.results:
+            lines.append(f"- {m.role}: (no text)")
+    return lines
+
+
+def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
+         ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
+         observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
+    kept = [True] * len(units)
+    kept_tokens = sum(u.tokens for u in units)
+    middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
+    anchor = middle[0] if middle else None  # the note stands where the middle began
+    candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
+                 [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
+    ledger_keys = {(e.index, e.call_id) for e in ledger}
+    lines_of_ledger = ledger_lines(ledger)
+    pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
+    summarize = config.summarize
+    results = pair_results(messages, format) if summarize else {}
+
+    dropped: list[Unit] = []
+    side_dropped = False
+    cache: dict[str, tuple[Message, int]] = {}
+
+    def ledger_note() -> Message:
+        if "ledger" not in cache:
+            note = note_message(format, ledger_note_text(lines_of_ledger), LEDGER_NOTE)
+            cache["ledger"] = (note, count_message(note, count))
+        return cache["ledger"][0]
+
+    def ledger_cost() -> int:
+        if pin_ledger and side_dropped:
+            ledger_note()
+            return cache["ledger"][1]
+        return 0
+
+    def total() -> int:
+        return fixed_tokens + kept_tokens + ledger_cost()
+
+    def summary_note(room: int) -> tuple[Message, int] | None:
+        """The summary note of what was removed, within ``room`` tokens and
+        ``summary_max_tokens`` (the ledger part is never cut), or None when
+        not even its fixed part fits."""
+        ordered = sorted(dropped, key=lambda u: u.start)
+        rings = sum(1 for u in ordered if u.kind == RING)
+        turns = sum(u.stop - u.start for u in ordered if u.kind != RING)
+        all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
+
+        def build(shown: list[str]) -> tuple[Message, int]:
+            note = note_message(format, summary_note_text(shown, len(all_lines) - len(shown), (rings, turns),
+                                                          lines_of_ledger), SUMMARY_NOTE)
+            return note, count_message(note, count)
+
+        base = build([])
+        if base[1] > room:
+            return None
+        cap = max(min(room, config.summary_max_tokens), base[1])
+        shown: list[str] = []
+        used = base[1]
+        for line in all_lines:
+            cost = count(line) + 1
+            if used + cost > cap:
+                break
+            shown.append(line)
+            used += cost
+        built = build(shown)
+        while built[1] > cap and shown:  # joined text may count a little differently
+            shown.pop()
+            built = build(shown)
+        return built
+
+    def view(note: Message | None) -> tuple[list[Message], list[str]]:
+        out: list[Message] = []
+        buckets: list[str] = []
+        for k, unit in enumerate(units):
+            if k == anchor and note is not None:
+                out.append(note)
+                buckets.append("note")
+            if kept[k]:
+                out.extend(messages[unit.start:unit.stop])
+                buckets.extend([unit.bucket] * (unit.stop - unit.start))
+        return out, buckets
+
+    steps: list[dict] = []
+    phase_counts = {DROP_RINGS: 0, DROP_TURNS: 0, TIGHTEN: 0}
+    phase_tokens: dict[str, int] = {}
+
+    def drop(phase: str, k: int) -> None:
+        nonlocal kept_tokens, side_dropped
+        unit = units[k]
+        kept[k] = False
+        kept_tokens -= unit.tokens
+        dropped.append(unit)
+        if unit.kind == RING and any((messages[unit.start].index, cid) in ledger_keys for cid in unit.call_ids):
+            side_dropped = True
+        phase_counts[phase] += 1
+        phase_tokens[phase] = total()
+        if observer is not None:
+            observer(phase, view(ledger_note() if ledger_cost() else None)[0])
+
+    # Steps 1-2: oldest middle rings, then oldest plain turns, until the
+    # request (with the ledger note once a side effect went) fits; then
+    # ``tighten`` more.
+    extra = tighten
+    position = 0
+    for phase, k in candidates:
+        if total() <= budget:
+            if extra <= 0:
+                break
+            extra -= 1
+            phase = TIGHTEN
+        drop(phase, k)
+        position += 1
+
+    note = ledger_note() if ledger_cost() else None
+    note_cost = ledger_cost()
+    summary_used = False
+    summary_skipped = False
+    if summarize and dropped and total() <= budget:
+        # Step 3: the summary note takes the ledger note's place, in the room
+        # trimming left. Only when not even its fixed part fits are more
+        # units removed, in the same order.
+        while True:
+            room = budget - (fixed_tokens + kept_tokens)
+            built = summary_note(room)
+            if built is not None:
+                note, note_cost = built
+                summary_used = True
+                break
+            if position >= len(candidates):
+                summary_skipped = True
+                break
+            phase, k = candidates[position]
+            drop(phase, k)
+            position += 1
+            if observer is not None:
+                observer(phase, view(note)[0])
+        if summary_skipped:
+            note = ledger_note() if ledger_cost() else None
+            note_cost = ledger_cost()
+
+    for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
+        if phase == TIGHTEN and not tighten:
+            continue
+        step = {"step": phase, "dropped": phase_counts[phase],
+                "tokens_after": phase_tokens.get(phase, fixed_tokens + kept_tokens)}
+        if phase_counts[phase]:
+            # The pairing invariant after the step (units go whole, so it
+            # holds by construction; checked anyway).
+            violations = validate(view(None)[0], format)
+            step["violations"] = len(violations)
+            if violations:
+                raise InvariantBroken(f"{phase} left {violations}")
+        steps.append(step)
+
+    final, buckets = view(note)
+    tokens_after = fixed_tokens + kept_tokens + note_cost
+    note_step = {"step": SUMMARY_NOTE if summary_used else (LEDGER_NOTE if note is not None else "no_note"),
+                 "tokens": note_cost}
+    if summary_skipped:
+        note_step["summary_did_not_fit"] = True
+    if note is not None:
+        violations = validate(final, format)
+        note_step["violations"] = len(violations)
+        if violations:
+            raise InvariantBroken(f"note left {violations}")
+    steps.append(note_step)
+    return TrimOutcome(messages=final, buckets=buckets, dropped=dropped, note=note, tokens_after=tokens_after,
+                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps)
+
+
+def protected_tokens(units: Sequence[Unit], bucket: str = PREFIX) -> int:
+    return sum(u.tokens for u in units if u.bucket == bucket)
