@@ -40,8 +40,10 @@ What an entry says
   - ``resource_id``: named by the result when it is a JSON object — its
     ``id``, else ``<noun>_id`` / ``<noun>Id`` for a word of the tool's name
     (``book_reservation`` → ``reservation_id``), else ``<noun>.id``, else
-    its first top-level ``*_id`` / ``*Id``; failing that, the same keys in
-    the call's arguments (``resource_id_source`` says which); else null;
+    its first top-level ``*_id`` / ``*Id``; failing that, ``id``,
+    ``<noun>_id`` or ``<noun>.id`` in the call's arguments (an argument such as
+    ``user_id`` of ``book_reservation`` names who asked, not what was made,
+    so no other key); ``resource_id_source`` says which; else null;
   - ``status``: ``missing`` when no result answers it (or only the fixed
     placeholder of ``synthesize_error_results``), ``error`` when the result
     says so (Anthropic ``is_error: true``; a JSON object with a truthy
@@ -165,7 +167,7 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
-def _find_id(obj: Mapping, nouns: list[str]) -> tuple[str, str] | None:
+def _find_id(obj: Mapping, nouns: list[str], generic: bool) -> tuple[str, str] | None:
     if _scalar(obj.get("id")):
         return _scalar(obj["id"]), "id"
     for noun in nouns:
@@ -176,9 +178,10 @@ def _find_id(obj: Mapping, nouns: list[str]) -> tuple[str, str] | None:
         inner = obj.get(noun)
         if isinstance(inner, Mapping) and _scalar(inner.get("id")):
             return _scalar(inner["id"]), f"{noun}.id"
-    for key, value in obj.items():
-        if isinstance(key, str) and (key.endswith("_id") or key.endswith("Id")) and _scalar(value):
-            return _scalar(value), key
+    if generic:
+        for key, value in obj.items():
+            if isinstance(key, str) and (key.endswith("_id") or key.endswith("Id")) and _scalar(value):
+                return _scalar(value), key
     return None
 
 
@@ -198,12 +201,12 @@ def resource_id(call: ToolCall, result_text: str | None) -> tuple[str | None, st
     if result_text:
         obj = _json_object(result_text)
         if obj is not None:
-            found = _find_id(obj, nouns)
+            found = _find_id(obj, nouns, generic=True)
             if found:
                 return found[0], f"result:{found[1]}"
     args = call.parsed_arguments()
     if isinstance(args, Mapping):
-        found = _find_id(args, nouns)
+        found = _find_id(args, nouns, generic=False)
         if found:
             return found[0], f"arguments:{found[1]}"
     return None, None
