@@ -14,12 +14,12 @@ units in a fixed order until the request fits:
      *with it* fits;
    - then, with ``summarize: true``, one *summary note* replaces it: a line
      per removed turn and tool call, head-and-tail cut, oldest first, plus
-     the same ledger. It gets the room trimming left (at most
-     ``summary_max_tokens``; the ledger part is never cut); only when not
-     even its fixed part fits are more units removed for it, and when
-     nothing is left to remove it gives way to the ledger note (step
-     ``summary_did_not_fit``). So summarising never costs raw messages
-     beyond the few its header needs;
+     the same ledger. It may spend up to ``summary_max_tokens`` of the
+     budget (the ledger part is never cut); the room is made by removing
+     more middle units in the same order, no more than the note needs —
+     that is the trade ``summarize`` allows: raw middle for a summary of
+     what went. When not even its fixed part can fit, it gives way to the
+     ledger note (step ``summary_did_not_fit``);
 4. if it still does not fit, assembly fails closed (``assembler``).
 
 How SPEC §9's third step is read: after steps 1–2 the middle is empty
@@ -132,24 +132,24 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def total() -> int:
         return fixed_tokens + kept_tokens + ledger_cost()
 
-    def summary_note(room: int) -> tuple[Message, int] | None:
-        """The summary note of what was removed, within ``room`` tokens and
-        ``summary_max_tokens`` (the ledger part is never cut), or None when
-        not even its fixed part fits."""
+    def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
+        """The summary note of what was removed, at most ``cap`` tokens — or
+        its fixed part, if larger: the ledger is never cut — or None when
+        that fixed part does not fit in ``limit``."""
         ordered = sorted(dropped, key=lambda u: u.start)
         rings = sum(1 for u in ordered if u.kind == RING)
         turns = sum(u.stop - u.start for u in ordered if u.kind != RING)
-        all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
 
-        def build(shown: list[str]) -> tuple[Message, int]:
-            note = note_message(format, summary_note_text(shown, len(all_lines) - len(shown), (rings, turns),
+        def build(shown: list[str], total_lines: int) -> tuple[Message, int]:
+            note = note_message(format, summary_note_text(shown, total_lines - len(shown), (rings, turns),
                                                           lines_of_ledger), SUMMARY_NOTE)
             return note, count_message(note, count)
 
-        base = build([])
-        if base[1] > room:
+        all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
+        base = build([], len(all_lines))
+        if base[1] > limit:
             return None
-        cap = max(min(room, config.summary_max_tokens), base[1])
+        cap = max(cap, base[1])
         shown: list[str] = []
         used = base[1]
         for line in all_lines:
@@ -158,10 +158,10 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                 break
             shown.append(line)
             used += cost
-        built = build(shown)
-        while built[1] > cap and shown:  # joined text may count a little differently
+        built = build(shown, len(all_lines))
+        while built[1] > cap and shown:  # the joined text may count a little differently
             shown.pop()
-            built = build(shown)
+            built = build(shown, len(all_lines))
         return built
 
     def view(note: Message | None) -> tuple[list[Message], list[str]]:
@@ -212,24 +212,33 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     summary_used = False
     summary_skipped = False
     if summarize and dropped and total() <= budget:
-        # Step 3: the summary note takes the ledger note's place, in the room
-        # trimming left. Only when not even its fixed part fits are more
-        # units removed, in the same order.
+        # Step 3: the summary note takes the ledger note's place. It may use
+        # up to ``summary_max_tokens``; room for it is made by removing more
+        # middle units in the same order, never more than the note needs.
+        protected = sum(u.tokens for u in units if u.bucket != MIDDLE)
+        room_max = budget - fixed_tokens - protected
+        target = min(config.summary_max_tokens, room_max)
         while True:
             room = budget - (fixed_tokens + kept_tokens)
-            built = summary_note(room)
-            if built is not None:
-                note, note_cost = built
+            wanted = summary_note(target, room_max)
+            if wanted is None:  # not even its fixed part can ever fit
+                summary_skipped = True
+                break
+            if wanted[1] <= room:
+                note, note_cost = wanted
                 summary_used = True
                 break
             if position >= len(candidates):
-                summary_skipped = True
+                fitted = summary_note(room, room)
+                if fitted is None:
+                    summary_skipped = True
+                else:
+                    note, note_cost = fitted
+                    summary_used = True
                 break
             phase, k = candidates[position]
             drop(phase, k)
             position += 1
-            if observer is not None:
-                observer(phase, view(note)[0])
         if summary_skipped:
             note = ledger_note() if ledger_cost() else None
             note_cost = ledger_cost()
