@@ -228,8 +228,10 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
             sizes={**sizes, "reason": "protected_prefix_over_budget"},
             report=partial(ledger=[e.as_dict() for e in ledger], buckets=buckets))
 
+    gone = set(loop.folded_indices) | set(loop.covered_indices)
     outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
-                   budget=budget, tighten=tighten, observer=observer)
+                   budget=budget, tighten=tighten, ledger_needed=any(e.index in gone for e in ledger),
+                   observer=observer)
     steps.extend(outcome.steps)
     if not outcome.fits:
         raise OverBudgetError(

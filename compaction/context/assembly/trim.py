@@ -8,8 +8,10 @@ units in a fixed order until the request fits:
 2. when no middle ring is left, the oldest middle **plain turn**, FIFO;
 3. a **note** takes the place of what was removed, at the point where the
    middle began:
-   - when a removed ring held a side-effecting call and the ledger is
-     pinned, the *ledger note* (every ledger entry). It is counted against
+   - when a removed ring (or a round the tool loop folded) held a
+     side-effecting call and the ledger is pinned, the *ledger note* (every
+     ledger entry) — the work summary may come from a model, the ledger
+     never does. It is counted against
      the budget like any message, so steps 1–2 go on until the request
      *with it* fits;
    - then, with ``summarize: true``, one *summary note* replaces it: a line
@@ -100,11 +102,17 @@ def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
          ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
+         ledger_needed: bool = False,
          observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
+    """``ledger_needed``: a side-effecting call is already out of the raw
+    messages (folded by the tool loop), so the ledger note is due from the
+    start."""
     kept = [True] * len(units)
     kept_tokens = sum(u.tokens for u in units)
     middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
-    anchor = middle[0] if middle else None  # the note stands where the middle began
+    # The note stands where the middle began; with no middle, before the
+    # suffix (or at the end).
+    anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
     candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
                  [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
     ledger_keys = {(e.index, e.call_id) for e in ledger}
@@ -114,7 +122,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     results = pair_results(messages, format) if summarize else {}
 
     dropped: list[Unit] = []
-    side_dropped = False
+    side_dropped = ledger_needed
     cache: dict[str, tuple[Message, int]] = {}
 
     def ledger_note() -> Message:
@@ -174,6 +182,9 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             if kept[k]:
                 out.extend(messages[unit.start:unit.stop])
                 buckets.extend([unit.bucket] * (unit.stop - unit.start))
+        if anchor == len(units) and note is not None:
+            out.append(note)
+            buckets.append("note")
         return out, buckets
 
     steps: list[dict] = []

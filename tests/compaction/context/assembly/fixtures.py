@@ -19,7 +19,7 @@ POLICY = (
     "Basic economy flights cannot be modified. Cancellation is allowed within 24 hours of booking, when the "
     "airline cancelled the flight, or with travel insurance. Certificates are compensation only for members "
     "whose flights were delayed and who ask for it. Transfer to a human agent only when the request cannot be "
-    "handled within this policy. " * 3
+    "handled within this policy. "
 )
 
 
@@ -59,7 +59,20 @@ BOOKING = {
                                                   "scheduled_departure_time_est": f"{6 + n}:00:00", "status": "available",
                                                   "available_seats": {"economy": 9 - n}, "prices": {"economy": 150 + 10 * n}}
                                                  for n in range(6)]),
-        {"role": "assistant", "content": "HAT000 departs at 06:00 for 150 USD. Shall I book it?"},
+        {"role": "assistant", "content": "There are direct flights. Do you also want to see connections?"},
+        {"role": "user", "content": "Yes, show me one-stop options too, and remind me what my existing reservation is."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_s3", "search_onestop_flight", origin="JFK", destination="SEA", date="2026-03-10")]},
+        _tool("call_s3", "search_onestop_flight", [[{"flight_number": f"HAT{100 + n:03d}", "origin": "JFK", "destination": "ORD",
+                                                    "prices": {"economy": 80 + n}},
+                                                   {"flight_number": f"HAT{200 + n:03d}", "origin": "ORD", "destination": "SEA",
+                                                    "prices": {"economy": 90 + n}}] for n in range(8)]),
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_r0", "get_reservation_details", reservation_id="Q7K2LM")]},
+        _tool("call_r0", "get_reservation_details", _reservation("Q7K2LM", "ada_okafor_1201", ["HAT031", "HAT120"])),
+        {"role": "assistant", "content": None, "tool_calls": [_call("call_k1", "calculate", expression="150 - 80 - 90")]},
+        _tool("call_k1", "calculate", "-20.0"),
+        {"role": "assistant", "content": "Your existing reservation Q7K2LM is JFK to SEA on HAT031 and HAT120. "
+                                         "The connections cost more than the direct HAT000, which departs at 06:00 "
+                                         "for 150 USD. Shall I book HAT000?"},
         {"role": "user", "content": "Yes, book HAT000 please."},
         {"role": "assistant", "content": None, "tool_calls": [_call(
             "call_b1", "book_reservation", user_id="ada_okafor_1201", origin="JFK", destination="SEA",
@@ -134,7 +147,7 @@ TRAJECTORIES = [BOOKING, CHANGE, CANCEL]
 # What a reader of these trajectories counts as a write (book, update,
 # cancel, send, transfer): the default verbs must find exactly these.
 SIDE_EFFECT_CALLS = {
-    901: [(10, "call_b1"), (12, "call_b2")],
+    901: [(18, "call_b1"), (20, "call_b2")],
     902: [(8, "call_x1"), (10, "call_r1"), (13, "call_h1")],
     903: [(8, "call_c1"), (14, "call_g1")],
 }
