@@ -48,10 +48,17 @@ from .neutral import (
     ToolCall,
     ToolResult,
     Transcript,
+    NO_EXTRA,
     make_message,
 )
 
 OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def _is_mapping(value: Any) -> bool:
+    # ``isinstance(x, Mapping)`` goes through the ABC machinery; JSON gives
+    # plain dicts, and this runs for every message and part of every request.
+    return type(value) is dict or isinstance(value, Mapping)
 ANTHROPIC_ROLES = ("user", "assistant")
 
 
@@ -81,7 +88,7 @@ def _openai_content(raw: Mapping, where: str, index: int, errors: _Errors) -> Co
     if isinstance(value, list):
         blocks = []
         for n, part in enumerate(value):
-            if not isinstance(part, Mapping):
+            if not _is_mapping(part):
                 errors.add(index, f"{where}.content[{n}]", "a content part must be an object")
                 continue
             if part.get("type") == "text" and isinstance(part.get("text"), str):
@@ -94,7 +101,7 @@ def _openai_content(raw: Mapping, where: str, index: int, errors: _Errors) -> Co
 
 
 def _openai_call(raw: Any, where: str, index: int, errors: _Errors) -> ToolCall | None:
-    if not isinstance(raw, Mapping):
+    if not _is_mapping(raw):
         errors.add(index, where, "a tool call must be an object")
         return None
     call_id = raw.get("id")
@@ -102,7 +109,7 @@ def _openai_call(raw: Any, where: str, index: int, errors: _Errors) -> ToolCall 
         errors.add(index, f"{where}.id", "must be a string")
         return None
     function = raw.get("function")
-    if not isinstance(function, Mapping):
+    if not _is_mapping(function):
         errors.add(index, f"{where}.function", "must be an object with name and arguments")
         return None
     name, arguments = function.get("name"), function.get("arguments")
@@ -112,13 +119,24 @@ def _openai_call(raw: Any, where: str, index: int, errors: _Errors) -> ToolCall 
     if not isinstance(arguments, str):
         errors.add(index, f"{where}.function.arguments", "must be a string (JSON text)")
         return None
-    return ToolCall(
-        id=call_id if "id" in raw else None,
-        name=name,
-        arguments=arguments,
-        extra={k: v for k, v in raw.items() if k not in ("id", "function")},
-        function_extra={k: v for k, v in function.items() if k not in ("name", "arguments")},
-    )
+    return ToolCall(call_id if "id" in raw else None, name, arguments, _extra(raw, _CALL_ENTRY_KEYS),
+                    _extra(function, _FUNCTION_KEYS))
+
+
+_FUNCTION_KEYS = frozenset(("name", "arguments"))
+_CALL_ENTRY_KEYS = frozenset(("id", "function"))
+
+
+_TOOL_KEYS = frozenset(("role", "content", "tool_call_id"))
+_PLAIN_KEYS = frozenset(("role", "content"))
+_CALL_KEYS = frozenset(("role", "content", "tool_calls"))
+
+
+def _extra(raw: Mapping, known: frozenset) -> dict:
+    # Most messages carry only known keys; skip building a dict for them.
+    if raw.keys() <= known:
+        return NO_EXTRA
+    return {k: v for k, v in raw.items() if k not in known}
 
 
 def from_openai(messages: Sequence[Any]) -> list[Message]:
@@ -127,43 +145,57 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
         raise RequestFormatError([{"index": None, "field": "messages", "message": "must be a list"}])
     errors = _Errors()
     parsed: list[Message] = []
+    append = parsed.append
     for i, raw in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(raw, Mapping):
-            errors.add(i, where, "a message must be an object")
+        if not _is_mapping(raw):
+            errors.add(i, f"messages[{i}]", "a message must be an object")
             continue
         role = raw.get("role")
         if role not in OPENAI_ROLES:
-            errors.add(i, f"{where}.role", f"must be one of {', '.join(OPENAI_ROLES)}")
+            errors.add(i, f"messages[{i}].role", f"must be one of {', '.join(OPENAI_ROLES)}")
             continue
-        content = _openai_content(raw, where, i, errors)
+        value = raw.get("content", _ABSENT)
+        # The common shapes first: a string, or null.
+        if type(value) is str:
+            content = Content(STRING, (Text(value, NO_EXTRA),))
+        elif value is None:
+            content = _NULL_CONTENT
+        elif value is _ABSENT:
+            content = _ABSENT_CONTENT
+        else:
+            content = _openai_content(raw, f"messages[{i}]", i, errors)
         if role == "tool":
             call_id = raw.get("tool_call_id")
-            if call_id is not None and not isinstance(call_id, str):
-                errors.add(i, f"{where}.tool_call_id", "must be a string")
+            if call_id is not None and type(call_id) is not str:
+                errors.add(i, f"messages[{i}].tool_call_id", "must be a string")
                 continue
-            result = ToolResult(call_id=call_id if "tool_call_id" in raw else None, content=content)
-            extra = {k: v for k, v in raw.items() if k not in ("role", "content", "tool_call_id")}
-            parsed.append(make_message(role, (result,), content.form, extra, i))
+            result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
+            append(Message(role, (result,), content.form, _extra(raw, _TOOL_KEYS), i, (), (result,)))
             continue
-        blocks = list(content.blocks)
         raw_calls = raw.get("tool_calls")
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
-        parse_calls = isinstance(raw_calls, list) and len(raw_calls) > 0
-        if "tool_calls" in raw and raw_calls is not None and not isinstance(raw_calls, list):
-            errors.add(i, f"{where}.tool_calls", "must be a list")
+        if raw_calls is None or (type(raw_calls) is list and not raw_calls):
+            append(Message(role, content.blocks, content.form, _extra(raw, _PLAIN_KEYS), i, (), ()))
             continue
-        if parse_calls:
-            for n, raw_call in enumerate(raw_calls):
-                call = _openai_call(raw_call, f"{where}.tool_calls[{n}]", i, errors)
-                if call is not None:
-                    blocks.append(call)
-        skip = ("role", "content", "tool_calls") if parse_calls else ("role", "content")
-        extra = {k: v for k, v in raw.items() if k not in skip}
-        parsed.append(make_message(role, tuple(blocks), content.form, extra, i))
+        if type(raw_calls) is not list:
+            errors.add(i, f"messages[{i}].tool_calls", "must be a list")
+            continue
+        call_list = []
+        for n, raw_call in enumerate(raw_calls):
+            call = _openai_call(raw_call, f"messages[{i}].tool_calls[{n}]", i, errors)
+            if call is not None:
+                call_list.append(call)
+        found = tuple(call_list)
+        append(Message(role, content.blocks + found, content.form, _extra(raw, _CALL_KEYS), i, found, ()))
     errors.raise_if_any()
     return parsed
+
+
+_ABSENT = object()
+# Empty contents carry nothing to differ in; one of each is shared.
+_NULL_CONTENT = Content(NULL)
+_ABSENT_CONTENT = Content(ABSENT)
 
 
 def _render_openai_content(form: str, blocks: Iterable) -> Any:
@@ -221,7 +253,7 @@ def _anthropic_inner_content(value: Any, where: str, index: int | None, errors: 
     if isinstance(value, list):
         blocks = []
         for n, block in enumerate(value):
-            if not isinstance(block, Mapping):
+            if not _is_mapping(block):
                 errors.add(index, f"{where}[{n}]", "a content block must be an object")
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):
@@ -234,7 +266,7 @@ def _anthropic_inner_content(value: Any, where: str, index: int | None, errors: 
 
 
 def _anthropic_block(block: Any, where: str, index: int, errors: _Errors):
-    if not isinstance(block, Mapping):
+    if not _is_mapping(block):
         errors.add(index, where, "a content block must be an object")
         return None
     kind = block.get("type")
@@ -283,7 +315,7 @@ def from_anthropic(messages: Sequence[Any], system: Any = None) -> tuple[list[Me
     parsed: list[Message] = []
     for i, raw in enumerate(messages):
         where = f"messages[{i}]"
-        if not isinstance(raw, Mapping):
+        if not _is_mapping(raw):
             errors.add(i, where, "a message must be an object")
             continue
         role = raw.get("role")

@@ -54,6 +54,7 @@ What an entry says
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -86,14 +87,16 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _ERROR_TEXT = re.compile(r"^\s*(error|exception|traceback|failed|failure)\b", re.IGNORECASE)
 
 
-def tool_words(name: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def tool_words(name: str) -> tuple[str, ...]:
     words = []
     for chunk in _WORD_SPLIT.split(name):
         if chunk:
             words.extend(w.lower() for w in _CAMEL.split(chunk) if w)
-    return words
+    return tuple(words)
 
 
+@functools.lru_cache(maxsize=4096)
 def default_has_side_effects(name: str) -> bool:
     words = tool_words(name)
     if not words or words[0] in READ_VERBS:
@@ -103,6 +106,8 @@ def default_has_side_effects(name: str) -> bool:
 
 def has_side_effects(name: str, declared: Any = None) -> bool:
     """Rule 1 (a declaration) then rule 2 (the name's verbs)."""
+    if declared is None:
+        return default_has_side_effects(name)
     if isinstance(declared, (tuple, list, frozenset, set)):
         return name in declared
     if isinstance(declared, Mapping) and name in declared:
@@ -140,12 +145,17 @@ class LedgerEntry:
                 f"resource={self.resource_id if self.resource_id is not None else 'none'} status={self.status}")
 
 
+@functools.lru_cache(maxsize=4096)
 def _normal(key: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key.lower())
 
 
-def idempotency_key(call: ToolCall) -> tuple[str, str]:
-    args = call.parsed_arguments()
+_UNSET = object()
+
+
+def idempotency_key(call: ToolCall, args: Any = _UNSET) -> tuple[str, str]:
+    if args is _UNSET:
+        args = call.parsed_arguments()
     if isinstance(args, Mapping):
         for key, value in args.items():
             if isinstance(key, str) and _normal(key) in IDEMPOTENCY_ARGUMENTS and isinstance(value, (str, int)) \
@@ -196,15 +206,18 @@ def _json_object(text: str) -> Mapping | None:
     return value if isinstance(value, Mapping) else None
 
 
-def resource_id(call: ToolCall, result_text: str | None) -> tuple[str | None, str | None]:
+def resource_id(call: ToolCall, result_text: str | None, *, args: Any = _UNSET,
+                obj: Any = _UNSET) -> tuple[str | None, str | None]:
     nouns = [w for w in tool_words(call.name) if w not in WRITE_VERBS and w not in READ_VERBS]
     if result_text:
-        obj = _json_object(result_text)
+        if obj is _UNSET:
+            obj = _json_object(result_text)
         if obj is not None:
             found = _find_id(obj, nouns, generic=True)
             if found:
                 return found[0], f"result:{found[1]}"
-    args = call.parsed_arguments()
+    if args is _UNSET:
+        args = call.parsed_arguments()
     if isinstance(args, Mapping):
         found = _find_id(args, nouns, generic=False)
         if found:
@@ -212,15 +225,18 @@ def resource_id(call: ToolCall, result_text: str | None) -> tuple[str | None, st
     return None, None
 
 
-def result_status(result: ToolResult | None, message: Message | None, placeholder: bool = False) -> str:
+def result_status(result: ToolResult | None, message: Message | None, placeholder: bool = False, *,
+                  text: str | None = None, obj: Any = _UNSET) -> str:
     if result is None or placeholder or (message is not None and message.origin == PLACEHOLDER_ORIGIN):
         return MISSING
     if result.is_error is True:
         return ERROR
     if result.is_error is False:
         return OK
-    text = result.text()
-    obj = _json_object(text)
+    if text is None:
+        text = result.text()
+    if obj is _UNSET:
+        obj = _json_object(text)
     if obj is not None:
         if obj.get("error") or obj.get("isError") is True or obj.get("is_error") is True \
                 or obj.get("success") is False or obj.get("ok") is False \
@@ -228,6 +244,55 @@ def result_status(result: ToolResult | None, message: Message | None, placeholde
             return ERROR
         return OK
     return ERROR if _ERROR_TEXT.match(text) else OK
+
+
+class _Facts:
+    """What a call and its result say, memoised per process: an agent
+    resends the same history every turn, and a long JSON result need not be
+    parsed again each time. Bounded; keyed by content (a digest past 256
+    characters), so it can only ever return what the rules computed for
+    that very text."""
+
+    def __init__(self, maxsize: int = 50_000):
+        self.maxsize = maxsize
+        self.memo: dict = {}
+
+    @staticmethod
+    def _key(text: str):
+        return text if len(text) <= 256 else hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                                             digest_size=16).digest()
+
+    def get(self, key, compute):
+        value = self.memo.get(key)
+        if value is None:
+            value = compute()
+            if len(self.memo) >= self.maxsize:
+                self.memo.clear()
+            self.memo[key] = value
+        return value
+
+    def call(self, call: ToolCall, result: ToolResult | None, message: Message | None, placeholder: bool):
+        arguments = call.arguments_text()
+        text = result.text() if result is not None else None
+        is_error = result.is_error if result is not None else None
+        missing = result is None or placeholder or (message is not None and message.origin == PLACEHOLDER_ORIGIN)
+        key = (call.name, self._key(arguments), None if missing or text is None else self._key(text),
+               None if missing else is_error, missing)
+
+        def compute():
+            args = call.parsed_arguments()
+            obj = _json_object(text) if text and not missing else None
+            status = result_status(result, message, placeholder, text=text, obj=obj) if not missing else MISSING
+            rid, rid_source = resource_id(call, text if not missing else None, args=args, obj=obj)
+            return idempotency_key(call, args) + (rid, rid_source, status)
+
+        return self.get(key, compute)
+
+    def clear(self) -> None:
+        self.memo.clear()
+
+
+FACTS = _Facts()
 
 
 def build_ledger(messages: Sequence[Message], declared: Any = None, *, format: str,
@@ -245,10 +310,8 @@ def build_ledger(messages: Sequence[Message], declared: Any = None, *, format: s
                 continue
             found = results.get((pos, call.id))
             result, result_message = (found[0], found[1]) if found else (None, None)
-            status = result_status(result, result_message, result is not None and id(result) in placeholders)
-            text = result.text() if result is not None and status != MISSING else None
-            key, key_source = idempotency_key(call)
-            rid, rid_source = resource_id(call, text)
+            key, key_source, rid, rid_source, status = FACTS.call(
+                call, result, result_message, result is not None and id(result) in placeholders)
             entries.append(LedgerEntry(
                 call_id=call.id, tool=call.name, idempotency_key=key, idempotency_key_source=key_source,
                 resource_id=rid, resource_id_source=rid_source, status=status, index=m.index,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping
 
 OPENAI = "openai"
@@ -38,7 +39,9 @@ NULL = "null"  # JSON null (OpenAI assistant messages with tool calls)
 STRING = "string"  # a plain string
 PARTS = "parts"  # a list of content parts / blocks
 
-_EMPTY: Mapping[str, Any] = {}
+# The ``extra`` of the many parts and messages that have none: one shared,
+# read-only empty mapping instead of a new dict each.
+NO_EXTRA: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(slots=True)

@@ -110,11 +110,10 @@ def parse_work_summary_header(text: str | None) -> tuple[str | None, int, int]:
 def is_work_summary_message(message: Message) -> bool:
     if message.origin == WORK_SUMMARY:
         return True
-    if message.calls or message.results:
+    if message.calls or message.results or message.role not in ("system", "user") or not message.blocks:
         return False
-    if message.role not in ("system", "user"):
-        return False
-    return message.text().startswith(WORK_SUMMARY_HEADER)
+    first = message.blocks[0]
+    return type(first) is Text and first.text.startswith(WORK_SUMMARY_HEADER)
 
 
 def placeholder_openai(call_id: str) -> Message:

@@ -307,7 +307,7 @@ def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfi
                       max_tokens: int, ledger: Sequence[LedgerEntry] = ()) -> LoopOutcome:
     if config is None:
         return LoopOutcome(list(messages), previous_summary, DISABLED)
-    last_user = max((i for i, m in enumerate(messages) if m.is_user_turn), default=None)
+    last_user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].is_user_turn), None)
     if last_user is None:
         return LoopOutcome(list(messages), previous_summary, NO_USER_MESSAGE)
 

@@ -197,10 +197,10 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         kept[k] = False
         kept_tokens -= unit.tokens
         dropped.append(unit)
-        if unit.kind == RING and any((messages[unit.start].index, cid) in ledger_keys for cid in unit.call_ids):
+        if not side_dropped and unit.kind == RING and ledger_keys and any(
+                (messages[unit.start].index, cid) in ledger_keys for cid in unit.call_ids):
             side_dropped = True
         phase_counts[phase] += 1
-        phase_tokens[phase] = total()
         if observer is not None:
             observer(phase, view(ledger_note() if ledger_cost() else None)[0])
 
@@ -216,6 +216,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             extra -= 1
             phase = TIGHTEN
         drop(phase, k)
+        phase_tokens[phase] = total()
         position += 1
 
     note = ledger_note() if ledger_cost() else None
@@ -249,6 +250,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                 break
             phase, k = candidates[position]
             drop(phase, k)
+            phase_tokens[phase] = total()
             position += 1
         if summary_skipped:
             note = ledger_note() if ledger_cost() else None

@@ -64,3 +64,24 @@ def test_the_cache_returns_what_the_counter_said_and_keys_long_texts_by_digest()
     cached("a"), cached("b"), cached("c")
     assert len(cached._cache) <= 2
     assert cached("") == 0
+
+
+def test_memoised_counts_and_ledger_facts_never_change_a_result():
+    from compaction.context.assembly.counting import clear_caches
+
+    from .fixtures import TRAJECTORIES
+
+    for trajectory in TRAJECTORIES:
+        config = {"model_input_limit": 1500 + 9216}
+        clear_caches()
+        try:
+            cold = assemble(format="openai", messages=trajectory["traj"], config=config).as_dict()
+        except Exception as refusal:  # noqa: BLE001 - compared below
+            cold = repr(refusal)
+        try:
+            warm = assemble(format="openai", messages=trajectory["traj"], config=config).as_dict()
+        except Exception as refusal:  # noqa: BLE001
+            warm = repr(refusal)
+        if isinstance(cold, dict):
+            cold["report"].pop("seconds"), warm["report"].pop("seconds")
+        assert cold == warm
