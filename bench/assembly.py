@@ -110,7 +110,7 @@ class Tally:
         def pct(n, d):
             return f"{100 * n / d:6.1f}%" if d else "     —"
         median = statistics.median(self.kept_tokens) if self.kept_tokens else 0
-        return (f"{self.name:<44} {self.outputs:>4}/{self.cases:<4} {pct(self.refused, self.cases)} "
+        return (f"{self.name:<48} {self.outputs:>4}/{self.cases:<4} {pct(self.refused, self.cases)} "
                 f"{pct(self.broken, self.outputs)} {pct(self.kept_effects, self.effects)} "
                 f"{pct(self.over, self.outputs)} {median:>8.0f}")
 
@@ -162,8 +162,10 @@ def part_one(trajectories: list[dict]) -> None:
           f"of each one's tokens ({len(trajectories) * len(SHARES)} requests per method; "
           f"{effects} side-effecting calls per budget); langchain-core {langchain_core.__version__}; "
           f"counter {default_counter().name} + SPEC §9 message overheads")
-    print(f"{'method':<44} {'outputs':>9} {'refused':>7} {'broken':>7} {'ledger':>7} {'over':>7} {'median':>8}")
-    print(f"{'':<44} {'':>9} {'':>7} {'pairing':>7} {'kept':>7} {'budget':>7} {'tokens':>8}")
+    print("broken pairing, ledger kept, over budget and median tokens are over the outputs produced; a refusal "
+          "(fail closed) sends nothing and returns the ledger in its report")
+    print(f"{'method':<48} {'outputs':>9} {'refused':>7} {'broken':>7} {'ledger':>7} {'over':>7} {'median':>8}")
+    print(f"{'':<48} {'':>9} {'':>7} {'pairing':>7} {'kept':>7} {'budget':>7} {'tokens':>8}")
     for tally in (ours, ours_small, lc_plain, lc_human):
         print(tally.row())
     print("by budget:")
@@ -249,6 +251,8 @@ def main() -> None:
     default = Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared" / "data") / "tau-bench-gpt-4o-airline.json"
     parser.add_argument("--data", default=str(default))
     parser.add_argument("--skip-peers", action="store_true", help="latency only")
+    parser.add_argument("--skip-latency", action="store_true", help="the comparison only")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N trajectories in part 1")
     args = parser.parse_args()
     with open(args.data, encoding="utf-8") as handle:
         trajectories = json.load(handle)
@@ -257,8 +261,9 @@ def main() -> None:
           f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} at start. Python {sys.version.split()[0]}.")
     default_counter()("warm up the encoding")
     if not args.skip_peers:
-        part_one(trajectories)
-    part_two(trajectories)
+        part_one(trajectories[:args.limit] if args.limit else trajectories)
+    if not args.skip_latency:
+        part_two(trajectories)
     load = os.getloadavg()
     print(f"Load average at the end: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}.")
 
