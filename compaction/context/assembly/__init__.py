@@ -21,7 +21,8 @@ Refusals are exceptions with ``code`` and ``as_dict()``:
 Modules: ``neutral`` (the form), ``adapters`` (OpenAI / Anthropic),
 ``validator`` (pairing), ``counting`` (tokens), ``config``, ``ledger``,
 ``buckets``, ``trim``, ``notes``, ``repair``, ``toolloop`` (§10),
-``assembler``, ``retry``.
+``assembler``, ``retry``, ``metrics`` (seed 004 metric samples),
+``inspect`` (the desk inspector's per-unit view).
 """
 
 from .adapters import from_anthropic, from_openai, parse, render_messages, render_system, to_anthropic, to_openai
@@ -37,6 +38,7 @@ from .errors import (
     PairingError,
     RequestFormatError,
 )
+from .inspect import inspect_assembly
 from .ledger import LedgerEntry, build_ledger, has_side_effects
 from .retry import ContextLengthExceeded, is_context_length_exceeded, retry_after_context_length_exceeded
 from .toolloop import (
@@ -56,7 +58,7 @@ __all__ = [
     "LOOP_PROMPT_VERSION", "LedgerEntry", "LoopConfig", "LoopSummariser", "LoopSummaryRequest", "MIDDLE",
     "OverBudgetError", "PREFIX", "PROBLEMS", "PairingError", "RequestFormatError", "SUFFIX", "Unit", "Violation",
     "assemble", "assemble_request", "build_ledger", "compact_tool_loop", "count_message", "count_request",
-    "default_counter", "from_anthropic", "from_openai", "has_side_effects", "is_context_length_exceeded",
+    "default_counter", "from_anthropic", "from_openai", "has_side_effects", "inspect_assembly", "is_context_length_exceeded",
     "loop_prompt_messages", "parse", "plan_units", "prefix_hash", "render_messages", "render_system",
     "retry_after_context_length_exceeded", "to_anthropic", "to_openai", "validate", "validate_request",
 ]

@@ -33,3 +33,23 @@ def test_refusals_count_as_rejects_and_pairing_errors():
     except OverBudgetError as refusal:
         values = samples(refusal)
     assert values["context_assemble_pairing_error_total"] == 0 and values["context_assemble_reject_total"] == 1
+
+
+def test_the_inspector_lists_each_unit_with_its_bucket_and_fate():
+    from compaction.context.assembly import inspect_assembly
+
+    messages = [system("s"), user("go")]
+    for k in range(6):
+        messages += ring(f"c{k}", "get_x", "y " * 200)
+    messages.append(user("and?"))
+    full = assemble(format="openai", messages=messages, config={"model_input_limit": BIG}).report.tokens_before
+    view = inspect_assembly(format="openai", messages=messages,
+                            config={"model_input_limit": full * 3 // 4 + 9216, "loop": None})
+    units = view["units"]
+    assert [u["kind"] for u in units] == ["system", "turn"] + ["ring"] * 6 + ["turn"]
+    assert [u["bucket"] for u in units] == ["prefix", "prefix"] + ["middle"] * 3 + ["suffix"] * 4
+    # A quarter of the tokens must go: the two oldest middle rings.
+    assert [u["fate"] for u in units] == ["kept", "kept", "dropped", "dropped"] + ["kept"] * 5
+    assert view["result"]["report"]["dropped_rings"][0] == units[2]["indices"]
+    refused = inspect_assembly(format="openai", messages=messages, config={"model_input_limit": 9300})
+    assert refused["refusal"]["code"] == "context_over_budget" and {u["fate"] for u in refused["units"]} == {"refused"}
