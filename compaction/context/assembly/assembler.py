@@ -230,8 +230,8 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
 
     gone = set(loop.folded_indices) | set(loop.covered_indices)
     outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
-                   budget=budget, tighten=tighten, ledger_needed=any(e.index in gone for e in ledger),
-                   observer=observer)
+                   budget=budget, tighten=tighten,
+                   gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), observer=observer)
     steps.extend(outcome.steps)
     if not outcome.fits:
         raise OverBudgetError(

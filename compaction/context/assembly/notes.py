@@ -1,7 +1,8 @@
 """The messages assembly writes itself (SPEC §9, §10; seed 004 §1 修复策略 and §4, seed 002 §7.7–§7.9).
 
-- the **ledger note**: when a side-effecting call was trimmed away, one
-  note lists every ledger entry so the model knows what already ran;
+- the **ledger note**: when side-effecting calls were trimmed away (or
+  folded into the work summary), one note names each of them so the model
+  knows what already ran;
 - the **summary note** (``summarize: true``): one note standing for what
   trimming removed — a line per removed turn and tool call, head-and-tail
   cut — that carries the same ledger;

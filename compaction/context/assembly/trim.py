@@ -9,9 +9,10 @@ units in a fixed order until the request fits:
 3. a **note** takes the place of what was removed, at the point where the
    middle began:
    - when a removed ring (or a round the tool loop folded) held a
-     side-effecting call and the ledger is pinned, the *ledger note* (every
-     ledger entry) — the work summary may come from a model, the ledger
-     never does. It is counted against
+     side-effecting call and the ledger is pinned, the *ledger note*: one
+     line for each side-effecting call that is no longer in the request raw
+     (the others are there to read) — the work summary may come from a
+     model, the ledger never does. It is counted against
      the budget like any message, so steps 1–2 go on until the request
      *with it* fits;
    - then, with ``summarize: true``, one *summary note* replaces it: a line
@@ -49,7 +50,7 @@ from .buckets import MIDDLE, PREFIX, RING, Unit
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message
 from .errors import InvariantBroken
-from .ledger import LedgerEntry, ledger_lines, result_status
+from .ledger import LedgerEntry, result_status
 from .neutral import Message
 from .notes import (
     LEDGER_NOTE,
@@ -102,11 +103,11 @@ def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
          ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
-         ledger_needed: bool = False,
+         gone: frozenset = frozenset(),
          observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
-    """``ledger_needed``: a side-effecting call is already out of the raw
-    messages (folded by the tool loop), so the ledger note is due from the
-    start."""
+    """``gone``: (input index, call id) of ledger entries already out of the
+    raw messages (folded by the tool loop); the ledger note names them from
+    the start."""
     kept = [True] * len(units)
     kept_tokens = sum(u.tokens for u in units)
     middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
@@ -115,27 +116,50 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
     candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
                  [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
-    ledger_keys = {(e.index, e.call_id) for e in ledger}
-    lines_of_ledger = ledger_lines(ledger)
+    by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
     results = pair_results(messages, format) if summarize else {}
 
     dropped: list[Unit] = []
-    side_dropped = ledger_needed
-    cache: dict[str, tuple[Message, int]] = {}
+    # The ledger entries whose calls are no longer in the request raw: the
+    # notes name exactly these (the others are there to read).
+    out_of_view: set[int] = {by_key[key] for key in gone if key in by_key}
+    line_tokens: dict[int, int] = {}
+    header_tokens = 0
+    estimate = {"tokens": 0}
+    cache: dict[tuple, tuple[Message, int]] = {}
+
+    def gone_lines() -> list[str]:
+        return [ledger[n].line() for n in sorted(out_of_view)]
+
+    def account(n: int) -> None:
+        nonlocal header_tokens
+        if not header_tokens:
+            header_tokens = count_message(note_message(format, ledger_note_text([]), LEDGER_NOTE), count) + 1
+        line_tokens[n] = count(ledger[n].line()) + 1
+        estimate["tokens"] += line_tokens[n]
+
+    for n in sorted(out_of_view):
+        account(n)
 
     def ledger_note() -> Message:
-        if "ledger" not in cache:
-            note = note_message(format, ledger_note_text(lines_of_ledger), LEDGER_NOTE)
-            cache["ledger"] = (note, count_message(note, count))
-        return cache["ledger"][0]
+        key = ("ledger", len(out_of_view))
+        if key not in cache:
+            note = note_message(format, ledger_note_text(gone_lines()), LEDGER_NOTE)
+            cache[key] = (note, count_message(note, count))
+        return cache[key][0]
+
+    def exact_ledger_cost() -> int:
+        if pin_ledger and out_of_view:
+            ledger_note()
+            return cache[("ledger", len(out_of_view))][1]
+        return 0
 
     def ledger_cost() -> int:
-        if pin_ledger and side_dropped:
-            ledger_note()
-            return cache["ledger"][1]
-        return 0
+        # While units are being removed: the header plus a line per entry,
+        # counted once each; the exact note is counted at the end.
+        return header_tokens + estimate["tokens"] if pin_ledger and out_of_view else 0
 
     def total() -> int:
         return fixed_tokens + kept_tokens + ledger_cost()
@@ -150,7 +174,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
 
         def build(shown: list[str], total_lines: int) -> tuple[Message, int]:
             note = note_message(format, summary_note_text(shown, total_lines - len(shown), (rings, turns),
-                                                          lines_of_ledger), SUMMARY_NOTE)
+                                                          gone_lines()), SUMMARY_NOTE)
             return note, count_message(note, count)
 
         all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
@@ -192,17 +216,21 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     phase_tokens: dict[str, int] = {}
 
     def drop(phase: str, k: int) -> None:
-        nonlocal kept_tokens, side_dropped
+        nonlocal kept_tokens
         unit = units[k]
         kept[k] = False
         kept_tokens -= unit.tokens
         dropped.append(unit)
-        if not side_dropped and unit.kind == RING and ledger_keys and any(
-                (messages[unit.start].index, cid) in ledger_keys for cid in unit.call_ids):
-            side_dropped = True
+        if unit.kind == RING and by_key:
+            index = messages[unit.start].index
+            for cid in unit.call_ids:
+                n = by_key.get((index, cid))
+                if n is not None and n not in out_of_view:
+                    out_of_view.add(n)
+                    account(n)
         phase_counts[phase] += 1
         if observer is not None:
-            observer(phase, view(ledger_note() if ledger_cost() else None)[0])
+            observer(phase, view(ledger_note() if exact_ledger_cost() else None)[0])
 
     # Steps 1-2: oldest middle rings, then oldest plain turns, until the
     # request (with the ledger note once a side effect went) fits; then
@@ -219,8 +247,16 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         phase_tokens[phase] = total()
         position += 1
 
-    note = ledger_note() if ledger_cost() else None
-    note_cost = ledger_cost()
+    # The exact ledger note may count a little differently from its running
+    # estimate: go on removing units, in the same order, until it fits.
+    while exact_ledger_cost() and fixed_tokens + kept_tokens + exact_ledger_cost() > budget \
+            and position < len(candidates):
+        phase, k = candidates[position]
+        drop(phase, k)
+        phase_tokens[phase] = fixed_tokens + kept_tokens + exact_ledger_cost()
+        position += 1
+    note = ledger_note() if exact_ledger_cost() else None
+    note_cost = exact_ledger_cost()
     summary_used = False
     summary_skipped = False
     if summarize and dropped and total() <= budget:
@@ -253,8 +289,8 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             phase_tokens[phase] = total()
             position += 1
         if summary_skipped:
-            note = ledger_note() if ledger_cost() else None
-            note_cost = ledger_cost()
+            note = ledger_note() if exact_ledger_cost() else None
+            note_cost = exact_ledger_cost()
 
     for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
         if phase == TIGHTEN and not tighten:
