@@ -37,8 +37,10 @@ units after the request already fits: one more ring, or a plain turn when
 no ring is left.
 
 Every removal keeps the pairing invariant by construction (a ring goes
-whole); the validator still checks the view after each step that changed
-it, and an ``observer`` (tests) sees the view after every single removal.
+whole); the validator still checks the view at the end of each step that
+changed it, and an ``observer`` (tests) sees the view after every single
+removal. A step's ``tokens_after`` is the running count (the notes are
+counted exactly once, at the end; the report's ``tokens_after`` is exact).
 """
 
 from __future__ import annotations
@@ -214,9 +216,22 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     steps: list[dict] = []
     phase_counts = {DROP_RINGS: 0, DROP_TURNS: 0, TIGHTEN: 0}
     phase_tokens: dict[str, int] = {}
+    phase_violations: dict[str, int] = {}
+    current = {"phase": None}
+
+    def check(phase: str) -> None:
+        # The pairing invariant at the end of a step (units go whole, so it
+        # holds by construction; checked anyway, on the view as it is then).
+        violations = validate(view(None)[0], format)
+        phase_violations[phase] = len(violations)
+        if violations:
+            raise InvariantBroken(f"{phase} left {violations}")
 
     def drop(phase: str, k: int) -> None:
         nonlocal kept_tokens
+        if current["phase"] not in (None, phase):
+            check(current["phase"])
+        current["phase"] = phase
         unit = units[k]
         kept[k] = False
         kept_tokens -= unit.tokens
@@ -259,7 +274,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     note_cost = exact_ledger_cost()
     summary_used = False
     summary_skipped = False
-    if summarize and dropped and total() <= budget:
+    if summarize and dropped and fixed_tokens + kept_tokens + exact_ledger_cost() <= budget:
         # Step 3: the summary note takes the ledger note's place. It may use
         # up to ``summary_max_tokens``; room for it is made by removing more
         # middle units in the same order, never more than the note needs.
@@ -292,18 +307,15 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             note = ledger_note() if exact_ledger_cost() else None
             note_cost = exact_ledger_cost()
 
+    if current["phase"] is not None:
+        check(current["phase"])
     for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
         if phase == TIGHTEN and not tighten:
             continue
         step = {"step": phase, "dropped": phase_counts[phase],
                 "tokens_after": phase_tokens.get(phase, fixed_tokens + kept_tokens)}
-        if phase_counts[phase]:
-            # The pairing invariant after the step (units go whole, so it
-            # holds by construction; checked anyway).
-            violations = validate(view(None)[0], format)
-            step["violations"] = len(violations)
-            if violations:
-                raise InvariantBroken(f"{phase} left {violations}")
+        if phase in phase_violations:
+            step["violations"] = phase_violations[phase]
         steps.append(step)
 
     final, buckets = view(note)
@@ -321,6 +333,3 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     return TrimOutcome(messages=final, buckets=buckets, dropped=dropped, note=note, tokens_after=tokens_after,
                        fits=tokens_after <= budget, summary_used=summary_used, steps=steps)
 
-
-def protected_tokens(units: Sequence[Unit], bucket: str = PREFIX) -> int:
-    return sum(u.tokens for u in units if u.bucket == bucket)
