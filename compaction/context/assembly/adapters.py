@@ -157,14 +157,20 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
         value = raw.get("content", _ABSENT)
         # The common shapes first: a string, or null.
         if type(value) is str:
-            content = Content(STRING, (Text(value, NO_EXTRA),))
+            form, blocks = STRING, (Text(value, NO_EXTRA),)
+            content = None
         elif value is None:
             content = _NULL_CONTENT
+            form, blocks = NULL, ()
         elif value is _ABSENT:
             content = _ABSENT_CONTENT
+            form, blocks = ABSENT, ()
         else:
             content = _openai_content(raw, f"messages[{i}]", i, errors)
+            form, blocks = content.form, content.blocks
         if role == "tool":
+            if content is None:
+                content = Content(form, blocks)
             call_id = raw.get("tool_call_id")
             if call_id is not None and type(call_id) is not str:
                 errors.add(i, f"messages[{i}].tool_call_id", "must be a string")
@@ -176,7 +182,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
         if raw_calls is None or (type(raw_calls) is list and not raw_calls):
-            append(Message(role, content.blocks, content.form, _extra(raw, _PLAIN_KEYS), i, (), ()))
+            append(Message(role, blocks, form, _extra(raw, _PLAIN_KEYS), i, (), ()))
             continue
         if type(raw_calls) is not list:
             errors.add(i, f"messages[{i}].tool_calls", "must be a list")
@@ -187,7 +193,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             if call is not None:
                 call_list.append(call)
         found = tuple(call_list)
-        append(Message(role, content.blocks + found, content.form, _extra(raw, _CALL_KEYS), i, found, ()))
+        append(Message(role, blocks + found, form, _extra(raw, _CALL_KEYS), i, found, ()))
     errors.raise_if_any()
     return parsed
 
