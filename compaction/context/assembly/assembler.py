@@ -1,0 +1,295 @@
+"""Context assembly: one run's messages in, the next model request out, within
+a token budget and never with broken tool pairing (SPEC §9 and §10, seed 004
+whole, seed 002 §7).
+
+The pipeline (seed 004 "问题背景"):
+
+1. parse the request in its format (``adapters``);
+2. validate pairing on the input (``validator``); on a violation refuse
+   with ``context_assembly_pairing_error`` and every violation, unless
+   ``on_pairing_error: synthesize_error_results`` and every violation is a
+   call without a result (``repair``);
+3. derive the side-effect ledger from the calls and results (``ledger``);
+4. fold the tool loop's older rounds into the work summary (§10,
+   ``toolloop``);
+5. cut the messages into units and buckets (``buckets``); refuse with
+   ``context_over_budget`` when the protected prefix alone does not fit
+   (it is never cut);
+6. trim the middle (``trim``): oldest rings whole, then oldest plain turns,
+   then the note; refuse with ``context_over_budget`` if it still does not
+   fit;
+7. render in the request's format, validate the rendered output once more,
+   and report.
+
+The validator runs on the input, after every step that changed the
+messages and on the output; an output it would reject is never returned
+(``InvariantBroken``).
+
+``prefix_hash`` is the SHA-256 of the canonical JSON of the format, the tool
+schemas, Anthropic's top-level system prompt and the output's leading
+protected messages (system prompts and, when it directly follows them, the
+pinned first user message). It stays the same from one turn to the next
+while those do — which is what a provider's prompt cache needs; notes are
+placed after that prefix so that trimming never changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from .adapters import parse, render_messages, render_system
+from .buckets import MIDDLE, PREFIX, RING, SUFFIX, Unit, assign_buckets, split_units
+from .config import AssemblyConfig, SYNTHESIZE_ERROR_RESULTS
+from .counting import (
+    REQUEST_OVERHEAD,
+    TextCounter,
+    canonical_json,
+    count_message,
+    count_system,
+    count_tools,
+    counter_name,
+    default_counter,
+)
+from .errors import InvariantBroken, OverBudgetError, PairingError, RequestFormatError
+from .ledger import LedgerEntry, build_ledger
+from .neutral import ANTHROPIC, FORMATS, Message
+from .repair import repairable, synthesize_error_results
+from .toolloop import DeterministicLoopSummariser, LoopSummariser, compact_tool_loop
+from .trim import trim
+from .validator import validate
+
+
+@dataclass
+class AssemblyReport:
+    format: str
+    tokens_before: int
+    tokens_after: int
+    budget: int
+    dropped_rings: list[list[int]]
+    dropped_turns: list[int]
+    summary_used: bool
+    ledger: list[LedgerEntry]
+    repairs: list[dict]
+    prefix_hash: str
+    steps: list[dict]
+    events: list[dict] = field(default_factory=list)
+    folded: list[int] = field(default_factory=list)  # input indices folded into the work summary (§10)
+    buckets: dict = field(default_factory=dict)
+    messages_before: int = 0
+    messages_after: int = 0
+    token_counter: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "format": self.format,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "budget": self.budget,
+            "dropped_rings": [list(r) for r in self.dropped_rings],
+            "dropped_turns": list(self.dropped_turns),
+            "summary_used": self.summary_used,
+            "ledger": [e.as_dict() for e in self.ledger],
+            "repairs": list(self.repairs),
+            "prefix_hash": self.prefix_hash,
+            "steps": list(self.steps),
+            "events": list(self.events),
+            "folded": list(self.folded),
+            "buckets": dict(self.buckets),
+            "messages_before": self.messages_before,
+            "messages_after": self.messages_after,
+            "token_counter": self.token_counter,
+            "seconds": self.seconds,
+        }
+
+
+@dataclass
+class AssemblyResult:
+    format: str
+    messages: list[dict]
+    system: Any  # Anthropic's top-level system prompt, as it came; None for OpenAI
+    report: AssemblyReport
+    work_summary: str | None
+
+    def as_dict(self) -> dict:
+        """The SPEC §9 response body."""
+        body = {"messages": self.messages, "report": self.report.as_dict(), "work_summary": self.work_summary}
+        if self.format == ANTHROPIC:
+            body["system"] = self.system
+        return body
+
+
+def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
+    return [messages[p].index for p in unit.positions() if messages[p].index is not None]
+
+
+def _bucket_summary(units: Sequence[Unit], messages: Sequence[Message]) -> dict:
+    summary = {}
+    for bucket in (PREFIX, SUFFIX, MIDDLE):
+        chosen = [u for u in units if u.bucket == bucket]
+        summary[bucket] = {
+            "messages": sum(u.stop - u.start for u in chosen),
+            "rings": sum(1 for u in chosen if u.kind == RING),
+            "tokens": sum(u.tokens for u in chosen),
+        }
+    return summary
+
+
+def prefix_hash(format: str, tools: Any, system: Any, leading: list[dict]) -> str:
+    material = canonical_json({"format": format, "tools": tools, "system": system, "messages": leading})
+    return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | Mapping[str, Any],
+             system: Any = None, tools: Any = None, counter: TextCounter | None = None,
+             summariser: LoopSummariser | None = None, tighten: int = 0,
+             observer: Callable[[str, list[Message]], None] | None = None) -> AssemblyResult:
+    """Assemble the next model request (SPEC §9, §10).
+
+    ``format``: ``"openai"`` or ``"anthropic"``; ``messages`` (and, for
+    Anthropic, ``system``) as the provider takes them; ``tools``: the tool
+    schemas, counted against the budget; ``config``: an ``AssemblyConfig``
+    or its JSON form; ``counter``: a text counter (default tiktoken);
+    ``summariser``: the §10 work-summary writer (default the offline
+    builder); ``tighten``: remove that many more units than the budget
+    needs (``retry``); ``observer``: called with every intermediate view.
+
+    Raises ``RequestFormatError``, ``ConfigError``, ``PairingError`` or
+    ``OverBudgetError``; each has ``as_dict()`` for the response body.
+    """
+    started = time.perf_counter()
+    cfg = AssemblyConfig.coerce(config)
+    if format not in FORMATS:
+        raise RequestFormatError([{"index": None, "field": "format", "message": "must be openai or anthropic"}])
+    transcript = parse(format, messages, system=system, tools=tools)
+    count = counter if counter is not None else default_counter()
+    msgs: list[Message] = transcript.messages
+    budget = cfg.budget
+    fixed = REQUEST_OVERHEAD + count_tools(tools, count) + count_system(transcript.system, count)
+    input_tokens = [count_message(m, count) for m in msgs]
+    tokens_of = {id(m): t for m, t in zip(msgs, input_tokens)}
+
+    def tokens(m: Message) -> int:
+        value = tokens_of.get(id(m))
+        if value is None:
+            value = tokens_of[id(m)] = count_message(m, count)
+        return value
+
+    tokens_before = fixed + sum(input_tokens)
+    steps: list[dict] = []
+
+    def partial(**extra: Any) -> dict:
+        return {"format": format, "tokens_before": tokens_before, "budget": budget, "steps": list(steps),
+                "token_counter": counter_name(count), **extra}
+
+    violations = validate(msgs, format)
+    steps.append({"step": "validate_input", "violations": len(violations)})
+    repairs: list[dict] = []
+    placeholders: frozenset[int] = frozenset()
+    if violations:
+        if cfg.on_pairing_error == SYNTHESIZE_ERROR_RESULTS and repairable(violations):
+            msgs, repairs, placeholders = synthesize_error_results(msgs, violations, format)
+            again = validate(msgs, format)
+            steps.append({"step": "synthesize_error_results", "repaired": len(repairs), "violations": len(again)})
+            if again:
+                raise InvariantBroken(f"repair left {again}")
+        else:
+            raise PairingError(violations, report=partial(violations=[v.as_dict() for v in violations]))
+
+    ledger = build_ledger(msgs, cfg.side_effect_tools, format=format, placeholders=placeholders)
+
+    loop = compact_tool_loop(msgs, format=format, config=cfg.loop, previous_summary=cfg.work_summary,
+                             summariser=summariser or DeterministicLoopSummariser(count), count=count,
+                             max_tokens=cfg.summary_max_tokens, ledger=ledger)
+    loop_step = {"step": "loop_compaction", "outcome": loop.status, "folded": len(loop.folded_indices),
+                 "covered": len(loop.covered_indices)}
+    if len(loop.messages) != len(msgs) or any(a is not b for a, b in zip(loop.messages, msgs)):
+        again = validate(loop.messages, format)
+        loop_step["violations"] = len(again)
+        if again:
+            raise InvariantBroken(f"loop compaction left {again}")
+    steps.append(loop_step)
+    msgs = loop.messages
+
+    units = assign_buckets(split_units(msgs, format, [tokens(m) for m in msgs]), msgs, cfg)
+    buckets = _bucket_summary(units, msgs)
+    prefix_tokens = fixed + buckets[PREFIX]["tokens"]
+    suffix_tokens = buckets[SUFFIX]["tokens"]
+    steps.append({"step": "buckets", **{k: v["tokens"] for k, v in buckets.items()}})
+    sizes = {"budget": budget, "tokens_before": tokens_before, "protected_prefix_tokens": prefix_tokens,
+             "protected_suffix_tokens": suffix_tokens}
+    if prefix_tokens > budget:
+        raise OverBudgetError(
+            f"The protected prefix alone (system prompts, pinned messages and tool schemas) needs "
+            f"{prefix_tokens} tokens, over the input budget of {budget}; it is never cut.",
+            sizes={**sizes, "reason": "protected_prefix_over_budget"},
+            report=partial(ledger=[e.as_dict() for e in ledger], buckets=buckets))
+
+    gone = set(loop.folded_indices) | set(loop.covered_indices)
+    outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
+                   budget=budget, tighten=tighten,
+                   gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), observer=observer)
+    steps.extend(outcome.steps)
+    if not outcome.fits:
+        raise OverBudgetError(
+            f"After removing every middle ring and turn the request still needs {outcome.tokens_after} "
+            f"tokens, over the input budget of {budget}; the protected prefix and suffix (recent rings "
+            f"and user turns) are never cut.",
+            sizes={**sizes, "tokens_after_trimming": outcome.tokens_after, "reason": "over_budget_after_trimming"},
+            report=partial(ledger=[e.as_dict() for e in ledger], buckets=buckets))
+
+    # The output, validated as it will be rendered (the adapters render a
+    # neutral message exactly; the round-trip tests hold them to it).
+    check = validate(outcome.messages, format)
+    steps.append({"step": "validate_output", "violations": len(check)})
+    if check:
+        raise InvariantBroken(f"output left {check}")
+    rendered = render_messages(format, outcome.messages)
+    rendered_system = render_system(transcript.system)
+
+    leading = []
+    for message, bucket in zip(rendered, outcome.buckets):
+        if bucket != PREFIX:
+            break
+        leading.append(message)
+    dropped_rings = sorted((_input_indices(msgs, u) for u in outcome.dropped if u.kind == RING),
+                           key=lambda r: r[0] if r else -1)
+    dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in _input_indices(msgs, u))
+    report = AssemblyReport(
+        format=format, tokens_before=tokens_before, tokens_after=outcome.tokens_after, budget=budget,
+        dropped_rings=dropped_rings, dropped_turns=dropped_turns, summary_used=outcome.summary_used,
+        ledger=ledger, repairs=repairs,
+        prefix_hash=prefix_hash(format, tools, rendered_system, leading), steps=steps, events=loop.events,
+        folded=sorted(set(loop.folded_indices) | set(loop.covered_indices)), buckets=buckets,
+        messages_before=len(transcript.messages), messages_after=len(rendered), token_counter=counter_name(count),
+    )
+    report.seconds = round(time.perf_counter() - started, 6)
+    return AssemblyResult(format=format, messages=rendered, system=rendered_system, report=report,
+                          work_summary=loop.work_summary)
+
+
+REQUEST_KEYS = ("format", "messages", "system", "tools", "config")
+
+
+def assemble_request(body: Any, *, counter: TextCounter | None = None,
+                     summariser: LoopSummariser | None = None) -> AssemblyResult:
+    """The REST body of ``POST /api/v1/context/assemble`` (SPEC §9): strict
+    about its own keys (unknown ones refused by name), then ``assemble``."""
+    if not isinstance(body, Mapping):
+        raise RequestFormatError([{"index": None, "field": "body", "message": "must be a JSON object"}])
+    errors = [{"index": None, "field": str(k), "message": "unknown field"} for k in body if k not in REQUEST_KEYS]
+    for key in ("format", "messages", "config"):
+        if key not in body:
+            errors.append({"index": None, "field": key, "message": "is required"})
+    if body.get("format") == "openai" and body.get("system") is not None:
+        errors.append({"index": None, "field": "system",
+                       "message": "OpenAI requests carry system prompts as messages"})
+    if "tools" in body and body["tools"] is not None and not isinstance(body["tools"], list):
+        errors.append({"index": None, "field": "tools", "message": "must be a list of tool schemas"})
+    if errors:
+        raise RequestFormatError(errors)
+    return assemble(format=body["format"], messages=body["messages"], config=body["config"],
+                    system=body.get("system"), tools=body.get("tools"), counter=counter, summariser=summariser)

@@ -1,0 +1,140 @@
+"""Units and buckets (SPEC §9 "Buckets", seed 004 §2 分桶 token 预算 and §3 分层裁剪).
+
+Trimming never removes a single message: it removes *units*, and a unit
+is either
+
+- a **tool ring**: one assistant message with tool calls plus every message
+  that answers them (OpenAI: the run of ``tool`` messages right after it;
+  Anthropic: the next user message, which holds the ``tool_result``
+  blocks, and any text the user added after them) — removed or kept
+  whole, which is what keeps the pairing invariant true at every step; or
+- one **plain message** (a user or assistant message without tool calls,
+  or a system message) — a "turn" in the report.
+
+Each unit falls in one bucket:
+
+``prefix`` (protected, never trimmed)
+  the leading system / developer messages; later system / developer
+  messages too while ``security_system_prompt`` is pinned (otherwise they
+  are plain middle turns); the first message in which the user speaks
+  while ``first_user_message`` is pinned. The side-effect ledger is pinned
+  as well, as a note (``trim``).
+``suffix`` (protected)
+  the newest ``recent_tool_rings`` complete rings; the newest
+  ``recent_user_turns`` messages in which the user speaks (the latest one
+  always); the run's work summary (§10). Only these: plain turns between
+  or after them are middle like any other (SPEC §9 names the rings and
+  the latest user message; protecting the whole stretch from the oldest
+  protected ring on would let a run of chatter after a few early tool
+  calls outgrow any budget).
+``middle``
+  everything else: what trimming may remove, oldest first.
+
+A unit that contains a protected message is protected whole (an Anthropic
+ring whose result message also carries the user's latest words is kept).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .config import FIRST_USER_MESSAGE, SECURITY_SYSTEM_PROMPT, AssemblyConfig
+from .counting import TextCounter, count_message
+from .neutral import ANTHROPIC, Message
+from .notes import WORK_SUMMARY, is_work_summary_message
+
+RING, TURN, SYSTEM, NOTE = "ring", "turn", "system", "note"
+PREFIX, SUFFIX, MIDDLE = "prefix", "suffix", "middle"
+
+
+@dataclass(slots=True)
+class Unit:
+    kind: str  # ring | turn | system | note
+    start: int  # position in the message list the units were cut from
+    stop: int  # exclusive
+    tokens: int
+    bucket: str = MIDDLE
+    reason: str | None = None  # why it is protected
+    has_user_turn: bool = False
+    call_ids: tuple = ()
+
+    @property
+    def protected(self) -> bool:
+        return self.bucket != MIDDLE
+
+    def positions(self) -> range:
+        return range(self.start, self.stop)
+
+
+def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int]) -> list[Unit]:
+    """Cut a VALID message list into units (rings and single messages)."""
+    units: list[Unit] = []
+    n = len(messages)
+    anthropic = format == ANTHROPIC
+    i = 0
+    while i < n:
+        m = messages[i]
+        if m.role == "assistant" and m.calls:
+            if anthropic:
+                j = i + 2 if i + 1 < n and messages[i + 1].results else i + 1
+            else:
+                j = i + 1
+                while j < n and messages[j].role == "tool":
+                    j += 1
+            # Only an Anthropic result message can also carry the user's words.
+            user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
+            units.append(Unit(RING, i, j, sum(tokens[i:j]), has_user_turn=user_turn,
+                              call_ids=tuple(c.id for c in m.calls)))
+            i = j
+            continue
+        role = m.role
+        if role == "system" or role == "developer":
+            kind = SYSTEM
+        elif is_work_summary_message(m):
+            kind = NOTE
+        else:
+            kind = TURN
+        units.append(Unit(kind, i, i + 1, tokens[i], has_user_turn=role == "user" and m.is_user_turn))
+        i += 1
+    return units
+
+
+def assign_buckets(units: list[Unit], messages: Sequence[Message], config: AssemblyConfig) -> list[Unit]:
+    """Mark each unit prefix, suffix or middle (in place; returns ``units``)."""
+    def protect(unit: Unit, bucket: str, reason: str) -> None:
+        if unit.bucket == MIDDLE:
+            unit.bucket, unit.reason = bucket, reason
+
+    leading = True
+    for unit in units:
+        if unit.kind == SYSTEM:
+            if leading:
+                protect(unit, PREFIX, "system_prompt")
+            elif config.pins(SECURITY_SYSTEM_PROMPT):
+                protect(unit, PREFIX, SECURITY_SYSTEM_PROMPT)
+        else:
+            leading = False
+    if config.pins(FIRST_USER_MESSAGE):
+        for unit in units:
+            if unit.has_user_turn:
+                protect(unit, PREFIX, FIRST_USER_MESSAGE)
+                break
+    for unit in units:
+        if unit.kind == NOTE or (unit.kind == TURN and messages[unit.start].origin == WORK_SUMMARY):
+            protect(unit, SUFFIX, "work_summary")
+    if config.recent_tool_rings > 0:
+        rings = [u for u in units if u.kind == RING]
+        for unit in rings[-config.recent_tool_rings:]:
+            protect(unit, SUFFIX, "recent_tool_ring")
+    user_units = [u for u in units if u.has_user_turn]
+    for unit in user_units[-config.recent_user_turns:]:
+        protect(unit, SUFFIX, "recent_user_turn")
+    return units
+
+
+def plan_units(messages: Sequence[Message], format: str, config: AssemblyConfig, count: TextCounter,
+               tokens: Sequence[int] | None = None) -> list[Unit]:
+    if tokens is None:
+        tokens = [count_message(m, count) for m in messages]
+    return assign_buckets(split_units(messages, format, tokens), messages, config)

@@ -1,0 +1,189 @@
+"""How a request is counted in tokens (SPEC §9 "Budget", seed 004 §2 and
+"Token 估计误差", seed 002 §10).
+
+The budget is ``model_input_limit − output_reserve_tokens −
+safety_margin_tokens``; what is counted against it is the whole request:
+messages, Anthropic's top-level system prompt and the tool schemas. Text is
+counted by a *text counter* — by default tiktoken's offline ``cl100k_base``
+through ``compaction.tokens.count_tokens`` (which falls back to a named
+character estimate when the encoding cannot load), or any
+``Callable[[str], int]`` the caller gives. Around the text, this module adds
+the fixed overheads of the OpenAI cookbook's ``num_tokens_from_messages``
+rule, applied the same way to both formats:
+
+=================================  ==========================================
+the request                        3 (the reply is primed with the assistant header)
+each message                       4 (3 for the message frame + 1 for the role)
+a text part                        its text
+an opaque part (image, thinking…)  its canonical JSON (coarse: an image is billed
+                                   by size, not by its base64 text)
+a tool call                        3 + its name + its arguments as text (OpenAI's
+                                   string as sent, Anthropic's input as compact JSON)
+an Anthropic ``tool_result``       3 + its content; an OpenAI ``tool`` message is
+                                   counted as a message with its content
+a message's ``name``               1 + the name
+any other message-level value      its text (strings) or canonical JSON (lists,
+                                   objects); null and booleans count nothing
+Anthropic's top-level ``system``   4 + its text, like a message
+the tool schemas                   the canonical JSON of the ``tools`` list
+=================================  ==========================================
+
+Ids, ``type`` keys and ``cache_control`` marks are not counted; that is what
+the safety margin (1,024 tokens by default) is for: the local count is a
+stable estimate, not the provider's bill.
+
+Every text is counted once per process at most: ``CachedCounter`` keeps
+counts keyed by the text (by its BLAKE2b digest past 256 characters, so the
+cache never holds long texts), because an agent resends the same history
+every turn and only the newest messages are new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable, Iterable
+
+from .neutral import Content, Message, Opaque, Text, ToolCall, ToolResult
+
+TextCounter = Callable[[str], int]
+
+REQUEST_OVERHEAD = 3
+MESSAGE_OVERHEAD = 4
+CALL_OVERHEAD = 3
+RESULT_OVERHEAD = 3
+NAME_OVERHEAD = 1
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+class CachedCounter:
+    """A text counter with a bounded cache of counts. Deterministic: the
+    cache only ever returns what the wrapped counter returned for that text."""
+
+    _DIGEST_FROM = 256
+
+    def __init__(self, count: TextCounter, *, name: str | None = None, maxsize: int = 200_000):
+        self._count = count
+        self._cache: dict[Any, int] = {}
+        self._maxsize = maxsize
+        self.name = name or getattr(count, "__name__", "counter")
+
+    def __call__(self, text: str) -> int:
+        if not text:
+            return 0
+        key = text if len(text) <= self._DIGEST_FROM else hashlib.blake2b(
+            text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._count(text)
+            if len(self._cache) >= self._maxsize:
+                # Bounded, and simple: a full cache starts over.
+                self._cache.clear()
+            self._cache[key] = cached
+        return cached
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+_DEFAULT: CachedCounter | None = None
+
+
+def default_counter() -> CachedCounter:
+    """tiktoken (offline cl100k_base) through ``compaction.tokens``, cached."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from compaction.tokens import count_tokens, token_estimator_name
+
+        _DEFAULT = CachedCounter(count_tokens, name=token_estimator_name())
+    return _DEFAULT
+
+
+def clear_caches() -> None:
+    """Forget every memoised count and ledger fact (the benchmark's cold runs)."""
+    from .ledger import FACTS
+
+    default_counter().clear()
+    FACTS.clear()
+
+
+def counter_name(count: TextCounter) -> str:
+    return getattr(count, "name", None) or getattr(count, "__name__", None) or "caller"
+
+
+def _content_tokens(blocks: Iterable, count: TextCounter) -> int:
+    total = 0
+    for b in blocks:
+        kind = type(b)
+        if kind is Text:
+            total += count(b.text)
+        elif kind is ToolCall:
+            total += CALL_OVERHEAD + count(b.name) + count(b.arguments_text())
+        elif kind is ToolResult:
+            total += _content_tokens(b.content.blocks, count)
+        elif kind is Opaque:
+            total += count(canonical_json(b.data))
+    return total
+
+
+def count_message(message: Message, count: TextCounter) -> int:
+    blocks = message.blocks
+    extra = message.extra
+    # The two commonest shapes, a plain text message and an OpenAI tool
+    # message, without the general loop.
+    if len(blocks) == 1 and not extra:
+        only = blocks[0]
+        if type(only) is Text:
+            return MESSAGE_OVERHEAD + count(only.text)
+        if type(only) is ToolResult and message.role == "tool":
+            inner = only.content.blocks
+            if len(inner) == 1 and type(inner[0]) is Text:
+                return MESSAGE_OVERHEAD + count(inner[0].text)
+    total = MESSAGE_OVERHEAD
+    for b in blocks:
+        kind = type(b)
+        if kind is Text:
+            total += count(b.text)
+        elif kind is ToolCall:
+            total += CALL_OVERHEAD + count(b.name) + count(b.arguments_text())
+        elif kind is ToolResult:
+            if message.role != "tool":
+                total += RESULT_OVERHEAD
+            total += _content_tokens(b.content.blocks, count)
+        elif kind is Opaque:
+            total += count(canonical_json(b.data))
+    extra = message.extra
+    if not extra:
+        return total
+    for key, value in extra.items():
+        if value is None or isinstance(value, bool):
+            continue
+        if key == "name" and isinstance(value, str):
+            total += NAME_OVERHEAD + count(value)
+        elif isinstance(value, str):
+            total += count(value)
+        elif isinstance(value, (list, dict, int, float)):
+            total += count(canonical_json(value))
+    return total
+
+
+def count_system(system: Content | None, count: TextCounter) -> int:
+    if system is None:
+        return 0
+    return MESSAGE_OVERHEAD + _content_tokens(system.blocks, count)
+
+
+def count_tools(tools: Any, count: TextCounter) -> int:
+    if not tools:
+        return 0
+    return count(canonical_json(tools))
+
+
+def count_request(messages: Iterable[Message], count: TextCounter, *, system: Content | None = None,
+                  tools: Any = None) -> int:
+    """The whole request: overhead, tools, system and every message."""
+    return (REQUEST_OVERHEAD + count_tools(tools, count) + count_system(system, count)
+            + sum(count_message(m, count) for m in messages))

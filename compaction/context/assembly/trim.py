@@ -1,0 +1,335 @@
+"""Deterministic trimming (SPEC §9 "Trimming", seed 004 §3 删除算法 and §4).
+
+Given units in buckets (``buckets``) and a budget, trimming removes middle
+units in a fixed order until the request fits:
+
+1. the oldest middle **tool ring**, whole (the assistant message with its
+   calls and all their results), then the next oldest, …;
+2. when no middle ring is left, the oldest middle **plain turn**, FIFO;
+3. a **note** takes the place of what was removed, at the point where the
+   middle began:
+   - when a removed ring (or a round the tool loop folded) held a
+     side-effecting call and the ledger is pinned, the *ledger note*: one
+     line for each side-effecting call that is no longer in the request raw
+     (the others are there to read) — the work summary may come from a
+     model, the ledger never does. It is counted against
+     the budget like any message, so steps 1–2 go on until the request
+     *with it* fits;
+   - then, with ``summarize: true``, one *summary note* replaces it: a line
+     per removed turn and tool call, head-and-tail cut, oldest first, plus
+     the same ledger. It may spend up to ``summary_max_tokens`` of the
+     budget (the ledger part is never cut); the room is made by removing
+     more middle units in the same order, no more than the note needs —
+     that is the trade ``summarize`` allows: raw middle for a summary of
+     what went. When not even its fixed part can fit, it gives way to the
+     ledger note (step ``summary_did_not_fit``);
+4. if it still does not fit, assembly fails closed (``assembler``).
+
+How SPEC §9's third step is read: after steps 1–2 the middle is empty
+whenever they had to run to its end, so "replace what remains of the
+middle by one summary note" is applied to the part of the middle that the
+budget forced out: the note replaces it, and the raw middle that still
+fits stays raw (seed 004 §4: compress the middle when it must go, keep the
+ledger whatever happens).
+
+``tighten`` (the retry helper, SPEC §9 "Retry") removes that many more
+units after the request already fits: one more ring, or a plain turn when
+no ring is left.
+
+Every removal keeps the pairing invariant by construction (a ring goes
+whole); the validator still checks the view at the end of each step that
+changed it, and an ``observer`` (tests) sees the view after every single
+removal. A step's ``tokens_after`` is the running count (the notes are
+counted exactly once, at the end; the report's ``tokens_after`` is exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .buckets import MIDDLE, PREFIX, RING, Unit
+from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
+from .counting import TextCounter, count_message
+from .errors import InvariantBroken
+from .ledger import LedgerEntry, result_status
+from .neutral import Message
+from .notes import (
+    LEDGER_NOTE,
+    SUMMARY_NOTE,
+    cut_middle,
+    ledger_note_text,
+    note_message,
+    summary_note_text,
+)
+from .validator import pair_results, validate
+
+DROP_RINGS = "drop_middle_rings"
+DROP_TURNS = "drop_middle_turns"
+TIGHTEN = "tighten"
+
+
+@dataclass
+class TrimOutcome:
+    messages: list[Message]
+    buckets: list[str]  # the bucket of each output message ("note" for the note)
+    dropped: list[Unit]  # in the order they were removed
+    note: Message | None
+    tokens_after: int
+    fits: bool
+    summary_used: bool
+    steps: list[dict] = field(default_factory=list)
+
+
+def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[str]:
+    lines = []
+    for pos in unit.positions():
+        m = messages[pos]
+        text = m.text()
+        if m.role == "tool":
+            continue
+        if m.calls:
+            if text.strip():
+                lines.append(f"- assistant: {cut_middle(text, 160)}")
+            for call in m.calls:
+                found = results.get((pos, call.id))
+                status = result_status(found[0] if found else None, found[1] if found else None)
+                shown = cut_middle(found[0].text(), 160) if found else "no result"
+                lines.append(f"- tool {call.name}({cut_middle(call.arguments_text(), 120)}) → {status}: {shown}")
+        elif text.strip() and not (m.results and not m.is_user_turn):
+            lines.append(f"- {m.role}: {cut_middle(text, 200)}")
+        elif not m.results:
+            lines.append(f"- {m.role}: (no text)")
+    return lines
+
+
+def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
+         ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
+         gone: frozenset = frozenset(),
+         observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
+    """``gone``: (input index, call id) of ledger entries already out of the
+    raw messages (folded by the tool loop); the ledger note names them from
+    the start."""
+    kept = [True] * len(units)
+    kept_tokens = sum(u.tokens for u in units)
+    middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
+    # The note stands where the middle began; with no middle, before the
+    # suffix (or at the end).
+    anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
+    candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
+                 [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
+    by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
+    pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
+    summarize = config.summarize
+    results = pair_results(messages, format) if summarize else {}
+
+    dropped: list[Unit] = []
+    # The ledger entries whose calls are no longer in the request raw: the
+    # notes name exactly these (the others are there to read).
+    out_of_view: set[int] = {by_key[key] for key in gone if key in by_key}
+    line_tokens: dict[int, int] = {}
+    header_tokens = 0
+    estimate = {"tokens": 0}
+    cache: dict[tuple, tuple[Message, int]] = {}
+
+    def gone_lines() -> list[str]:
+        return [ledger[n].line() for n in sorted(out_of_view)]
+
+    def account(n: int) -> None:
+        nonlocal header_tokens
+        if not header_tokens:
+            header_tokens = count_message(note_message(format, ledger_note_text([]), LEDGER_NOTE), count) + 1
+        line_tokens[n] = count(ledger[n].line()) + 1
+        estimate["tokens"] += line_tokens[n]
+
+    for n in sorted(out_of_view):
+        account(n)
+
+    def ledger_note() -> Message:
+        key = ("ledger", len(out_of_view))
+        if key not in cache:
+            note = note_message(format, ledger_note_text(gone_lines()), LEDGER_NOTE)
+            cache[key] = (note, count_message(note, count))
+        return cache[key][0]
+
+    def exact_ledger_cost() -> int:
+        if pin_ledger and out_of_view:
+            ledger_note()
+            return cache[("ledger", len(out_of_view))][1]
+        return 0
+
+    def ledger_cost() -> int:
+        # While units are being removed: the header plus a line per entry,
+        # counted once each; the exact note is counted at the end.
+        return header_tokens + estimate["tokens"] if pin_ledger and out_of_view else 0
+
+    def total() -> int:
+        return fixed_tokens + kept_tokens + ledger_cost()
+
+    def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
+        """The summary note of what was removed, at most ``cap`` tokens — or
+        its fixed part, if larger: the ledger is never cut — or None when
+        that fixed part does not fit in ``limit``."""
+        ordered = sorted(dropped, key=lambda u: u.start)
+        rings = sum(1 for u in ordered if u.kind == RING)
+        turns = sum(u.stop - u.start for u in ordered if u.kind != RING)
+
+        def build(shown: list[str], total_lines: int) -> tuple[Message, int]:
+            note = note_message(format, summary_note_text(shown, total_lines - len(shown), (rings, turns),
+                                                          gone_lines()), SUMMARY_NOTE)
+            return note, count_message(note, count)
+
+        all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
+        base = build([], len(all_lines))
+        if base[1] > limit:
+            return None
+        cap = max(cap, base[1])
+        shown: list[str] = []
+        used = base[1]
+        for line in all_lines:
+            cost = count(line) + 1
+            if used + cost > cap:
+                break
+            shown.append(line)
+            used += cost
+        built = build(shown, len(all_lines))
+        while built[1] > cap and shown:  # the joined text may count a little differently
+            shown.pop()
+            built = build(shown, len(all_lines))
+        return built
+
+    def view(note: Message | None) -> tuple[list[Message], list[str]]:
+        out: list[Message] = []
+        buckets: list[str] = []
+        for k, unit in enumerate(units):
+            if k == anchor and note is not None:
+                out.append(note)
+                buckets.append("note")
+            if kept[k]:
+                out.extend(messages[unit.start:unit.stop])
+                buckets.extend([unit.bucket] * (unit.stop - unit.start))
+        if anchor == len(units) and note is not None:
+            out.append(note)
+            buckets.append("note")
+        return out, buckets
+
+    steps: list[dict] = []
+    phase_counts = {DROP_RINGS: 0, DROP_TURNS: 0, TIGHTEN: 0}
+    phase_tokens: dict[str, int] = {}
+    phase_violations: dict[str, int] = {}
+    current = {"phase": None}
+
+    def check(phase: str) -> None:
+        # The pairing invariant at the end of a step (units go whole, so it
+        # holds by construction; checked anyway, on the view as it is then).
+        violations = validate(view(None)[0], format)
+        phase_violations[phase] = len(violations)
+        if violations:
+            raise InvariantBroken(f"{phase} left {violations}")
+
+    def drop(phase: str, k: int) -> None:
+        nonlocal kept_tokens
+        if current["phase"] not in (None, phase):
+            check(current["phase"])
+        current["phase"] = phase
+        unit = units[k]
+        kept[k] = False
+        kept_tokens -= unit.tokens
+        dropped.append(unit)
+        if unit.kind == RING and by_key:
+            index = messages[unit.start].index
+            for cid in unit.call_ids:
+                n = by_key.get((index, cid))
+                if n is not None and n not in out_of_view:
+                    out_of_view.add(n)
+                    account(n)
+        phase_counts[phase] += 1
+        if observer is not None:
+            observer(phase, view(ledger_note() if exact_ledger_cost() else None)[0])
+
+    # Steps 1-2: oldest middle rings, then oldest plain turns, until the
+    # request (with the ledger note once a side effect went) fits; then
+    # ``tighten`` more.
+    extra = tighten
+    position = 0
+    for phase, k in candidates:
+        if total() <= budget:
+            if extra <= 0:
+                break
+            extra -= 1
+            phase = TIGHTEN
+        drop(phase, k)
+        phase_tokens[phase] = total()
+        position += 1
+
+    # The exact ledger note may count a little differently from its running
+    # estimate: go on removing units, in the same order, until it fits.
+    while exact_ledger_cost() and fixed_tokens + kept_tokens + exact_ledger_cost() > budget \
+            and position < len(candidates):
+        phase, k = candidates[position]
+        drop(phase, k)
+        phase_tokens[phase] = fixed_tokens + kept_tokens + exact_ledger_cost()
+        position += 1
+    note = ledger_note() if exact_ledger_cost() else None
+    note_cost = exact_ledger_cost()
+    summary_used = False
+    summary_skipped = False
+    if summarize and dropped and fixed_tokens + kept_tokens + exact_ledger_cost() <= budget:
+        # Step 3: the summary note takes the ledger note's place. It may use
+        # up to ``summary_max_tokens``; room for it is made by removing more
+        # middle units in the same order, never more than the note needs.
+        protected = sum(u.tokens for u in units if u.bucket != MIDDLE)
+        room_max = budget - fixed_tokens - protected
+        target = min(config.summary_max_tokens, room_max)
+        while True:
+            room = budget - (fixed_tokens + kept_tokens)
+            wanted = summary_note(target, room_max)
+            if wanted is None:  # not even its fixed part can ever fit
+                summary_skipped = True
+                break
+            if wanted[1] <= room:
+                note, note_cost = wanted
+                summary_used = True
+                break
+            if position >= len(candidates):
+                fitted = summary_note(room, room)
+                if fitted is None:
+                    summary_skipped = True
+                else:
+                    note, note_cost = fitted
+                    summary_used = True
+                break
+            phase, k = candidates[position]
+            drop(phase, k)
+            phase_tokens[phase] = total()
+            position += 1
+        if summary_skipped:
+            note = ledger_note() if exact_ledger_cost() else None
+            note_cost = exact_ledger_cost()
+
+    if current["phase"] is not None:
+        check(current["phase"])
+    for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
+        if phase == TIGHTEN and not tighten:
+            continue
+        step = {"step": phase, "dropped": phase_counts[phase],
+                "tokens_after": phase_tokens.get(phase, fixed_tokens + kept_tokens)}
+        if phase in phase_violations:
+            step["violations"] = phase_violations[phase]
+        steps.append(step)
+
+    final, buckets = view(note)
+    tokens_after = fixed_tokens + kept_tokens + note_cost
+    note_step = {"step": SUMMARY_NOTE if summary_used else (LEDGER_NOTE if note is not None else "no_note"),
+                 "tokens": note_cost}
+    if summary_skipped:
+        note_step["summary_did_not_fit"] = True
+    if note is not None:
+        violations = validate(final, format)
+        note_step["violations"] = len(violations)
+        if violations:
+            raise InvariantBroken(f"note left {violations}")
+    steps.append(note_step)
+    return TrimOutcome(messages=final, buckets=buckets, dropped=dropped, note=note, tokens_after=tokens_after,
+                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps)
+

