@@ -40,7 +40,7 @@ DB_NAME = os.environ.get("BENCH_DB", "compaction_engine_bench")
 DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_URL = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/1")
 ENV = {
-    "DJANGO_SETTINGS_MODULE": "compaction.settings",
+    "DJANGO_SETTINGS_MODULE": "compaction.config.settings",
     # Workers run with DEBUG off in production; DEBUG on makes Django wrap every
     # cursor to time and record each query, which is not engine overhead.
     "DJANGO_DEBUG": "0",
@@ -170,7 +170,7 @@ def phase_a(job_ids, processes=4):
 
 
 def phase_b(job_ids, processes=4):
-    from compaction.celery import app
+    from compaction.config.celery import app
     from compaction.models import CompactionJob
     from compaction.tasks import run_job
 

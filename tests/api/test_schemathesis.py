@@ -20,7 +20,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from compaction.pagination import MAX_ID
-from compaction.wsgi import application
+from compaction.config.wsgi import application
 from tests.factories import token_for
 
 CHECKS = [

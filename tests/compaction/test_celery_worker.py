@@ -13,7 +13,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from compaction.celery import app
+from compaction.config.celery import app
 from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from compaction.tasks import plan_conversation, run_job
 from tests.compaction.conftest import ingest, live_db, subprocess_env

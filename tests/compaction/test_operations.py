@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compaction import operations, services
-from compaction.celery import app
+from compaction.config.celery import app
 from compaction.models import AuditEvent, CompactionJob, JobState, PromptVersion, SummaryGeneration
 from tests.compaction.conftest import RecordingProvider, ingest
 from tests.factories import conversation_document, make_user

@@ -130,7 +130,7 @@ def test_a_succeeded_job_records_when_its_source_changed_and_an_undo_clears_it(
 
 def test_undoing_an_edit_revives_the_job_it_made_stale_and_runs_it(
         make_conversation, django_capture_on_commit_callbacks):
-    from compaction.celery import app
+    from compaction.config.celery import app
 
     conv = make_conversation(30)
     (job,) = plan(conv)

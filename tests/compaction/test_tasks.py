@@ -7,7 +7,7 @@ import time
 import pytest
 
 from compaction import services
-from compaction.celery import app
+from compaction.config.celery import app
 from compaction.models import Attempt, CompactionJob, JobState
 from compaction.tasks import reap_and_scan, run_job
 from tests.compaction.conftest import ingest

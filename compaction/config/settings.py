@@ -11,7 +11,7 @@ import os
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(os.environ.get("COMPACTION_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -95,8 +95,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
-ROOT_URLCONF = "compaction.urls"
-WSGI_APPLICATION = "compaction.wsgi.application"
+ROOT_URLCONF = "compaction.config.urls"
+WSGI_APPLICATION = "compaction.config.wsgi.application"
 
 TEMPLATES = [
     {

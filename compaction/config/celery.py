@@ -9,7 +9,7 @@ import os
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.config.settings")
 
 app = Celery("compaction")
 app.config_from_object("django.conf:settings", namespace="CELERY")
