@@ -26,7 +26,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .admission import AdmissionTimeout, admitted
-from .contract import LEASE_EXPIRED, PROVIDER_ERROR, SOURCE_CHANGED, TIMEOUT, ProviderResult, Verdict, check
+from .contract import LEASE_EXPIRED, PROVIDER_ERROR, SOURCE_CHANGED, TIMEOUT, ContractResult, ProviderResult, check
 from .digest import digest_input, source_digest
 from .metrics import CLAIMS, OVERHEAD, REAPED, attempt_observed, emit
 from .models import Attempt, AttemptOutcome, CompactionJob, JobState, PromptVersion, SummaryGeneration
@@ -459,7 +459,7 @@ def _cap(text: str) -> tuple[str, bool]:
 
 
 def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result: ProviderResult,
-                   verdict: Verdict) -> RunOutcome:
+                   judged: ContractResult) -> RunOutcome:
     """Record an attempt's end and move the job on, in one transaction.
 
     The job moves only if this worker still holds it (state running, same
@@ -473,7 +473,7 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
     now = timezone.now()
     result = _storable(result)
     raw, truncated = _cap(result.raw or result.text or "")
-    code, detail = verdict.failure_code, verdict.detail.replace("\x00", "\ufffd")
+    code, detail = judged.failure_code, judged.detail.replace("\x00", "\ufffd")
     if not code and connection.vendor == "postgresql":
         fast = _finish_success_pg(job=job, attempt=attempt, worker=worker, result=result, raw=raw,
                                   truncated=truncated, now=now)
@@ -641,15 +641,15 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
             request, problem = job_request_build(job=job, attempt=attempt)
             if request is None:
                 result = ProviderResult(model=provider.model_id)
-                verdict = Verdict(False, SOURCE_CHANGED, problem)
+                judged = ContractResult(False, SOURCE_CHANGED, problem)
             else:
                 t = time.perf_counter()
                 result = _call(provider, request)
                 provider_seconds = time.perf_counter() - t
-                verdict = check(result)
+                judged = check(result)
     except AdmissionTimeout as exc:
         return RunOutcome(job_id, "deferred", detail=str(exc))
-    outcome = attempt_finish(job=job, attempt=attempt, worker=worker, result=result, verdict=verdict)
+    outcome = attempt_finish(job=job, attempt=attempt, worker=worker, result=result, judged=judged)
     overhead = time.perf_counter() - started - provider_seconds
     outcome.overhead_ms = overhead * 1000
     OVERHEAD.observe(overhead)

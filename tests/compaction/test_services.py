@@ -219,10 +219,10 @@ def test_an_expired_lease_is_reaped_as_a_failed_attempt(make_conversation):
     assert (job.state, job.last_failure_code, job.attempts_used) == (JobState.FAILED, "lease_expired", 1)
     assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")
     # A late answer from the dead worker is dropped, not written.
-    from compaction.contract import ProviderResult, Verdict
+    from compaction.contract import ContractResult, ProviderResult
 
     late = services.attempt_finish(job=job, attempt=attempt, worker="dead-worker",
-                                   result=ProviderResult(text="late", finish_reason="stop"), verdict=Verdict(True))
+                                   result=ProviderResult(text="late", finish_reason="stop"), judged=ContractResult(True))
     assert late.status == "lost" and not SummaryGeneration.objects.filter(job=job).exists()
 
 
