@@ -84,7 +84,7 @@ def setup_data(conversations: int, pairs: int):
     from django.core.management import call_command
 
     from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
+    from conversations.services.ingest import conversation_ingest
     from tests.factories import conversation_document
 
     call_command("migrate", verbosity=0)

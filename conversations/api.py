@@ -20,7 +20,8 @@ from rest_framework.views import APIView
 from compaction.keyset import rows_after
 from compaction.rest import ApiError, CanIngest, CanRead
 
-from . import selectors, services
+from . import selectors
+from .services import ingest as services
 from .documents import DocumentInvalid, parse_document_bytes
 
 

@@ -21,7 +21,7 @@ from rest_framework.authtoken.models import Token
 from compaction import roles
 from conversations.documents import validate_document
 from conversations.models import Message, ScopeGrant
-from conversations.services import IngestResult, conversation_ingest
+from conversations.services.ingest import IngestResult, conversation_ingest
 
 from . import AFTER_COMPACTION, TAIL, demo_conversations
 from .builder import Built

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, Review, SummaryGeneration
 from compaction.services import conversation_plan
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document, make_user, token_for
 
 

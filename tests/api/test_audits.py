@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from compaction.models import CompactionJob, JobState
 from compaction.services import conversation_plan
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.api.conftest import client_for, exhaust, ingest, succeed
 from tests.factories import conversation_document
 

@@ -66,7 +66,7 @@ def test_missing_reason_is_refused_and_nothing_changes(clients, history, url, bo
 
 def test_replan_binds_a_range_whose_source_changed_to_its_current_source(clients, history):
     from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
+    from conversations.services.ingest import conversation_ingest
     from tests.factories import conversation_document
 
     doc = conversation_document(45)

@@ -9,7 +9,7 @@ from compaction.contract import ProviderResult
 from compaction.providers.base import Provider
 from compaction.providers.extractive import ExtractiveProvider
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
 

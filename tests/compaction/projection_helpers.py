@@ -6,7 +6,7 @@ from __future__ import annotations
 from compaction.models import CompactionJob, PromptVersion, SummaryGeneration
 from conversations.documents import validate_document
 from conversations.models import Segment
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
 MODEL = "extractive-v1"

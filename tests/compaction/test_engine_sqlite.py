@@ -18,7 +18,7 @@ from django.core.management import call_command
 from compaction import services
 from compaction.models import Attempt, CompactionJob, ImmutableGenerationError, SummaryGeneration
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
 call_command("migrate", verbosity=0)

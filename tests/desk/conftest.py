@@ -13,7 +13,7 @@ from django.utils import timezone
 from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, SummaryGeneration
 from compaction.services import conversation_plan
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document, make_user
 
 XSS = '<script>alert("x")</script><img src=x onerror="alert(1)">'

@@ -8,7 +8,7 @@ from django.db import connection  # noqa: F401  (read by skipif conditions)
 from compaction.digest import digest_input, source_digest
 from conversations.documents import DocumentInvalid, parse_document_bytes, validate_document
 from conversations.models import Conversation, Message, MessageRevision, Pair, Run, Segment
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document, pair_messages, ts
 
 pytestmark = pytest.mark.django_db
@@ -268,7 +268,7 @@ def _varied_documents(scope):
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group write is PostgreSQL-only")
 def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_stores():
-    from conversations.services import conversations_ingest_new
+    from conversations.services.ingest import conversations_ingest_new
 
     for doc in _varied_documents("one-by-one"):
         ingest(doc)
@@ -287,7 +287,7 @@ def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_sto
 def test_group_write_of_a_conversation_that_exists_after_all_writes_nothing():
     from django.db import IntegrityError
 
-    from conversations.services import conversations_ingest_new
+    from conversations.services.ingest import conversations_ingest_new
 
     ingest(conversation_document(2, external_id="taken"))
     docs = [validate_document(conversation_document(3, external_id="fresh")),

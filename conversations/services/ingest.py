@@ -21,9 +21,9 @@ from django.utils import timezone
 from compaction.digest import digest_input, source_digest
 from compaction.planning import PlannedRange, plan_segments
 
-from .documents import Document, DocumentInvalid
-from .models import Conversation, Message, MessageRevision, Pair, Run, Segment
-from .pairing import MessageView, PairView, RunView, project_pairs
+from ..documents import Document, DocumentInvalid
+from ..models import Conversation, Message, MessageRevision, Pair, Run, Segment
+from ..pairing import MessageView, PairView, RunView, project_pairs
 
 logger = logging.getLogger(__name__)
 
