@@ -18,22 +18,12 @@ from datetime import datetime
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from compaction.digest import digest_input, source_digest
-from compaction.planning import PlannedRange, plan_segments
-
+from .. import hooks
 from ..documents import Document, DocumentInvalid
 from ..models import Conversation, Message, MessageRevision, Pair, Run, Segment
 from ..pairing import MessageView, PairView, RunView, project_pairs
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class SegmentChange:
-    from_pair: int
-    to_pair: int
-    old_digest: str | None
-    new_digest: str | None  # None when the range is no longer planned
 
 
 @dataclass
@@ -48,7 +38,7 @@ class IngestResult:
     revisions_created: int = 0
     pair_count: int = 0
     segments: list[Segment] = field(default_factory=list)
-    segment_changes: list[SegmentChange] = field(default_factory=list)
+    segment_changes: list[hooks.SegmentChange] = field(default_factory=list)
 
 
 def _message_fields_from_doc(doc) -> dict:
@@ -244,7 +234,7 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
 
 @dataclass(frozen=True)
 class SegmentRow:
-    range: PlannedRange
+    range: hooks.PlannedRange
     message_ids: list[str]
     digest: str
     user_bytes: int
@@ -252,19 +242,16 @@ class SegmentRow:
 
 
 def segment_rows(pairs: list[PairView]) -> list[SegmentRow]:
-    """Every planned range of ``pairs`` with its ids, current digest and sizes."""
+    """Every range planned over ``pairs`` (the listener's plan, with its
+    digests) with its message ids and sizes."""
     rows = []
-    for rng in plan_segments(len(pairs)):
+    for rng in hooks.listener().plan(pairs):
         members = pairs[rng.from_pair : rng.to_pair + 1]
         rows.append(
             SegmentRow(
                 range=rng,
                 message_ids=[x for p in members for x in (p.user.external_id, p.assistant.external_id)],
-                digest=source_digest(
-                    digest_input(p.index, p.user.external_id, p.user.content, p.assistant.external_id,
-                                 p.assistant.content)
-                    for p in members
-                ),
+                digest=rng.digest,
                 user_bytes=sum(len(p.user.content.encode()) for p in members),
                 assistant_bytes=sum(len(p.assistant.content.encode()) for p in members),
             )
@@ -327,7 +314,7 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
 
     # Segments: every planned range with its current digest.
     stored_segments = {} if fresh else {s.from_pair: s for s in Segment.objects.filter(conversation=conversation)}
-    changes: list[SegmentChange] = []
+    changes: list[hooks.SegmentChange] = []
     to_create, to_update = [], []
     result_segments = []
     for row in segment_rows(pairs):
@@ -347,11 +334,11 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
                 assistant_bytes=assistant_bytes,
             )
             to_create.append(segment)
-            changes.append(SegmentChange(rng.from_pair, rng.to_pair, None, digest))
+            changes.append(hooks.SegmentChange(rng.from_pair, rng.to_pair, None, digest))
         else:
             segment = stored
             if stored.digest != digest or stored.message_ids != ids:
-                changes.append(SegmentChange(rng.from_pair, rng.to_pair, stored.digest, digest))
+                changes.append(hooks.SegmentChange(rng.from_pair, rng.to_pair, stored.digest, digest))
                 stored.digest, stored.message_ids = digest, ids
                 stored.user_bytes, stored.assistant_bytes = user_bytes, assistant_bytes
                 stored.updated_at = timezone.now()
@@ -363,22 +350,18 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
         Segment.objects.bulk_update(to_update, ["digest", "message_ids", "user_bytes", "assistant_bytes", "updated_at"])
     if stored_segments:
         for gone in stored_segments.values():
-            changes.append(SegmentChange(gone.from_pair, gone.to_pair, gone.digest, None))
+            changes.append(hooks.SegmentChange(gone.from_pair, gone.to_pair, gone.digest, None))
         Segment.objects.filter(pk__in=[s.pk for s in stored_segments.values()]).delete()
     return pairs, result_segments, changes
 
 
 def _after_write(results: list[IngestResult]) -> None:
-    """Let the engine react, inside this transaction, to digests that moved:
-    jobs bound to an old digest go stale, and once this commits one
-    background message plans the new ranges of every changed conversation."""
-    from compaction.services import conversations_changed, jobs_sources_changed
-
-    changed = [result for result in results if result.segment_changes]
-    for result in changed:
-        if not result.created:  # a conversation created just now has no jobs
-            jobs_sources_changed(conversation=result.conversation, changes=result.segment_changes)
-    conversations_changed(conversation_ids=[result.conversation.pk for result in changed])
+    """Tell the listener (``hooks``), inside this transaction, which
+    conversations changed and which of their planned ranges moved."""
+    changed = [hooks.ConversationWritten(result.conversation, result.created, result.segment_changes)
+               for result in results if result.changed]
+    if changed:
+        hooks.listener().written(changed)
 
 
 # Ids are drawn from the tables' own sequences first, so every row carries
@@ -515,7 +498,7 @@ def _new_conversation_rows(tables: dict[str, list[tuple]], conversation_id: int,
     return IngestResult(
         conversation=conversation, created=True, changed=True, runs_created=len(document.runs),
         messages_created=len(document.messages), pair_count=len(pairs), segments=segments,
-        segment_changes=[SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in segment_plan],
+        segment_changes=[hooks.SegmentChange(r.range.from_pair, r.range.to_pair, None, r.digest) for r in segment_plan],
     )
 
 
