@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from conversations.models import Conversation, ScopeGrant, TokenScope
+from conversations.models import Conversation
 from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db
@@ -58,19 +58,6 @@ def test_importing_the_same_file_twice_is_a_no_op(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     _, _, failed = run("import_conversations", str(tmp_path / "nope.jsonl"))
     assert failed is not None and "cannot open" in str(failed)
-
-
-def test_grant_access_creates_user_role_scopes_and_a_scoped_token():
-    out, _, failed = run("grant_access", "bot", "--role", "integrator", "--scope", "a", "--scope", "b",
-                         "--token", "--token-scope", "a")
-    assert failed is None and "token: " in out
-    assert set(ScopeGrant.objects.filter(user__username="bot").values_list("scope", flat=True)) == {"a", "b"}
-    assert TokenScope.objects.get(token__user__username="bot").scopes == ["a"]
-
-
-def test_grant_access_refuses_a_token_scope_the_user_lacks():
-    _, _, failed = run("grant_access", "bot", "--scope", "a", "--token", "--token-scope", "z")
-    assert failed is not None and "not granted" in str(failed)
 
 
 def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engine(

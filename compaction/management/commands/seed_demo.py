@@ -1,8 +1,8 @@
 """Load the demo conversations and demo users (SPEC §8: ``seed_demo``).
 
 Thin: the conversations and how they are loaded live in
-``conversations.demo``; this command picks the options and prints what
-happened.
+``conversations.demo``, the demo users in ``compaction.access``; this
+command picks the options and prints what happened.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from compaction.access import demo_users_ensure
 from conversations.demo import demo_scopes
-from conversations.demo.loader import demo_conversations_load, demo_users_ensure
+from conversations.demo.loader import demo_conversations_load
 
 
 class Command(BaseCommand):
