@@ -135,7 +135,7 @@ def main() -> None:
     from django.db import connection
 
     from compaction.projection import conversation_projection
-    from compaction.projection_api import ProjectionJSONRenderer
+    from compaction.api.projection import ProjectionJSONRenderer
 
     sizes = [int(s) for s in args.sizes.split(",")]
     convs = {n: build(n) for n in sizes}

@@ -25,7 +25,7 @@ from conversations.selectors import in_scopes_of
 
 from .csvsafe import csv_cell
 from .models import Attempt, AuditEvent, CompactionJob, Review
-from .pagination import MAX_ID
+from .keyset import MAX_ID
 
 ATTEMPT_FIELDS = (
     "number", "started_at", "finished_at", "outcome", "failure_code", "failure_detail",

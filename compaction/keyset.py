@@ -20,6 +20,10 @@ import math
 from django.db.models import Q, QuerySet
 
 
+# Ids are bigints: a cursor, filter or URL naming a larger one names no row.
+MAX_ID = 2**63 - 1
+
+
 class InvalidCursor(ValueError):
     """A cursor this service did not issue."""
 

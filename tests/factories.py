@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 from django.contrib.auth.models import Group, User
@@ -40,6 +41,12 @@ def conversation_document(n_pairs: int, *, scope: str = "default", external_id: 
         runs.append(run)
         messages.extend(msgs)
     return {"scope": scope, "id": external_id, "title": title, "metadata": {}, "runs": runs, "messages": messages}
+
+
+def post_document(client, doc, raw=None):
+    """POST one ingest document (or raw bytes) as an integrator would."""
+    body = raw if raw is not None else json.dumps(doc).encode()
+    return client.post("/api/v1/ingest/", data=body, content_type="application/json")
 
 
 def make_user(username: str, *, role: str | None = None, scopes: tuple[str, ...] = ("default",),

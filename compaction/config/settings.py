@@ -161,7 +161,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # --- REST -----------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "compaction.auth.ScopedTokenAuthentication",
+        "compaction.api.auth.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -169,7 +169,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    "EXCEPTION_HANDLER": "compaction.rest.api_exception_handler",
+    "EXCEPTION_HANDLER": "compaction.api.plumbing.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Compaction Desk API",

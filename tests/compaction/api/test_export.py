@@ -12,7 +12,7 @@ from django.http import StreamingHttpResponse
 
 from compaction.audit import CSV_COLUMNS
 from compaction.services import conversation_plan
-from tests.api.conftest import exhaust, ingest, succeed
+from tests.compaction.api.conftest import exhaust, ingest, succeed
 
 pytestmark = pytest.mark.django_db
 

@@ -20,9 +20,8 @@ from rest_framework.views import APIView
 
 from conversations import selectors
 
-from . import packing
-
-from .projection import (
+from .. import packing
+from ..projection import (
     FORMATS,
     ProjectionInconsistent,
     ProjectionInvalid,
@@ -31,7 +30,8 @@ from .projection import (
     max_budget_tokens,
     projection_validate,
 )
-from .rest import ApiError, CanRead
+from .permissions import CanRead
+from .plumbing import ApiError
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from django.db.models import Exists, OuterRef, Subquery
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
-from .models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
-from .pagination import MAX_ID
+from ..models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
+from .plumbing import MAX_ID
 
 
 def _documented(filter_: df.Filter, schema: dict, description: str = "") -> df.Filter:

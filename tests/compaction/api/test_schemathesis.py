@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from compaction.pagination import MAX_ID
+from compaction.api.plumbing import MAX_ID
 from compaction.config.wsgi import application
 from tests.factories import token_for
 

@@ -1,159 +1,33 @@
-"""REST endpoints for ingest and reading conversations (SPEC §3, §8).
+"""Conversations: the list, one conversation, its pairs and segments, and
+re-running its failed ranges (SPEC §1, §4, §5, §11).
 
-Thin: each class parses input, calls one service or selector, renders.
+Thin: reads through ``conversations.selectors`` (narrowed to the caller's
+scopes), the re-run through ``compaction.operations``.
 """
 
 from __future__ import annotations
 
 from datetime import timezone as dt_timezone
 
-from django.conf import settings
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, PageNumberPagination, _reverse_ordering
-from rest_framework.parsers import BaseParser
+from rest_framework.pagination import CursorPagination, _reverse_ordering
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from compaction.keyset import rows_after
-from compaction.rest import ApiError, CanIngest, CanRead
+from conversations import selectors
 
-from . import selectors
-from .services import ingest as services
-from .documents import DocumentInvalid, parse_document_bytes
-
-
-class ErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    errors = serializers.DictField(child=serializers.ListField(child=serializers.CharField()), required=False)
-
-
-class RawJSONParser(BaseParser):
-    """Hands the body through untouched so the document is validated whole,
-    with our own field-level messages (including invalid UTF-8)."""
-
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.INGEST_MAX_DOCUMENT_BYTES
-        data = stream.read(limit + 1) if stream is not None else b""
-        return data
-
-
-class SegmentSerializer(serializers.Serializer):
-    number = serializers.IntegerField()
-    from_pair = serializers.IntegerField()
-    to_pair = serializers.IntegerField()
-    message_ids = serializers.ListField(child=serializers.CharField())
-    digest = serializers.CharField(help_text="current source digest (SHA-256 hex) of the range")
-    user_bytes = serializers.IntegerField()
-    assistant_bytes = serializers.IntegerField()
-
-
-def _document_schema() -> dict:
-    """The ingest document (SPEC §3) as JSON Schema, for the OpenAPI schema
-    only: the view validates the raw bytes itself (``documents``), including
-    rules a schema cannot say (unique ids, run references, no NUL)."""
-    from .documents import MAX_ID, MAX_SCOPE, MAX_TITLE, MESSAGE_ROLES, MESSAGE_STATUSES, RUN_STATUSES
-
-    def text(max_length, **extra):
-        return {"type": "string", "minLength": 1, "maxLength": max_length, **extra}
-
-    timestamp = {"type": "string", "format": "date-time"}
-    optional = {"nullable": True}  # null is read as "not given"
-    return {
-        "type": "object",
-        "description": "a conversation document (SPEC §3); validated whole, written in one transaction",
-        "additionalProperties": False,
-        "required": ["scope", "id"],
-        "properties": {
-            "scope": text(MAX_SCOPE),
-            "id": text(MAX_ID),
-            "title": {"type": "string", "maxLength": MAX_TITLE, **optional},
-            "metadata": {"type": "object", **optional},
-            "runs": {"type": "array", "items": {
-                "type": "object", "additionalProperties": False, "required": ["id", "status"],
-                "properties": {"id": text(MAX_ID), "status": {"type": "string", "enum": sorted(RUN_STATUSES)},
-                               "created_at": {**timestamp, **optional}},
-            }},
-            "messages": {"type": "array", "items": {
-                "type": "object", "additionalProperties": False, "required": ["id", "role", "created_at"],
-                "properties": {
-                    "id": text(MAX_ID),
-                    "run_id": text(MAX_ID, **optional),
-                    "role": {"type": "string", "enum": sorted(MESSAGE_ROLES)},
-                    "content": {"type": "string"},
-                    "status": {"type": "string", "enum": sorted(MESSAGE_STATUSES)},
-                    "created_at": timestamp,
-                    "tool_calls": {**optional, "type": "array", "items": {
-                        "type": "object", "required": ["id", "name"],
-                        "properties": {"id": text(MAX_ID), "name": text(MAX_ID),
-                                       "arguments": {"description": "JSON text, or an object or array"}},
-                    }},
-                    "tool_call_id": text(MAX_ID, **optional),
-                },
-            }},
-        },
-    }
-
-
-class IngestApi(APIView):
-    """Upsert one conversation document (SPEC §3)."""
-
-    permission_classes = [CanIngest]
-    parser_classes = [RawJSONParser]
-
-    class OutputSerializer(serializers.Serializer):
-        conversation = serializers.IntegerField(help_text="the conversation's id in this service")
-        scope = serializers.CharField()
-        external_id = serializers.CharField()
-        created = serializers.BooleanField()
-        changed = serializers.BooleanField()
-        pair_count = serializers.IntegerField()
-        messages_created = serializers.IntegerField()
-        messages_updated = serializers.IntegerField()
-        revisions_created = serializers.IntegerField()
-        segments = SegmentSerializer(many=True)
-
-    @extend_schema(
-        operation_id="ingest_conversation",
-        request={"application/json": _document_schema()},
-        responses={200: OutputSerializer, 201: OutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer},
-    )
-    def post(self, request):
-        raw = request.data if isinstance(request.data, bytes) else b""
-        try:
-            document = parse_document_bytes(raw)
-        except DocumentInvalid as exc:
-            raise ApiError(code="invalid_document", message=str(exc), errors=exc.errors) from None
-        if not selectors.user_can_see_scope(request.user, document.scope):
-            raise ApiError(
-                code="scope_forbidden",
-                message=f"this token may not write to scope {document.scope!r}",
-                status_code=status.HTTP_403_FORBIDDEN,
-                errors={"scope": [f"not granted: {document.scope!r}"]},
-            )
-        try:
-            result = services.conversation_ingest(document=document, actor=request.user.get_username())
-        except DocumentInvalid as exc:
-            raise ApiError(code="invalid_document", message=str(exc), errors=exc.errors) from None
-        conv = result.conversation
-        body = {
-            "conversation": conv.pk,
-            "scope": conv.scope,
-            "external_id": conv.external_id,
-            "created": result.created,
-            "changed": result.changed,
-            "pair_count": result.pair_count,
-            "messages_created": result.messages_created,
-            "messages_updated": result.messages_updated,
-            "revisions_created": result.revisions_created,
-            "segments": SegmentSerializer(result.segments, many=True).data,
-        }
-        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+from .. import operations
+from ..keyset import rows_after
+from ..models import JobState
+from .ingest import SegmentSerializer
+from .permissions import CanOperate, CanRead
+from .plumbing import (ERRORS_WRITE, ApiError, CheckedPagePagination, ErrorSerializer, ReasonSerializer,
+                       StrictQueryMixin, conversation_or_404, reason_from, refused)
+from .throttles import WriteRateThrottle
 
 
 class ConversationSerializer(serializers.Serializer):
@@ -333,19 +207,12 @@ class ConversationListApi(APIView):
         return paginator.get_paginated_response(ConversationSerializer(page, many=True).data)
 
 
-def _conversation_or_404(request, conversation_id: int):
-    conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-    if conversation is None:
-        raise ApiError(code="not_found", message=f"no conversation {conversation_id} in your scopes", status_code=404)
-    return conversation
-
-
 class ConversationDetailApi(APIView):
     permission_classes = [CanRead]
 
     @extend_schema(operation_id="get_conversation", responses={200: ConversationSerializer, 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
-        return Response(ConversationSerializer(_conversation_or_404(request, conversation_id)).data)
+        return Response(ConversationSerializer(conversation_or_404(request, conversation_id)).data)
 
 
 class MessageRefSerializer(serializers.Serializer):
@@ -369,23 +236,6 @@ class PairSerializer(serializers.Serializer):
         return {"id": pair.assistant_message.external_id, "text": pair.assistant_message.content}
 
 
-class CheckedPagePagination(PageNumberPagination):
-    """DRF's page numbers, but a ``page`` or ``page_size`` that is not a
-    positive number is a 400 naming the parameter (DRF answers the first
-    with 404 "Invalid page." and ignores the second); a page past the last
-    stays a 404."""
-
-    def paginate_queryset(self, queryset, request, view=None):
-        for name in (self.page_query_param, self.page_size_query_param):
-            value = request.query_params.get(name)
-            if value is None or (name == self.page_query_param and value in self.last_page_strings):
-                continue
-            if not (value.isascii() and value.isdigit() and int(value) >= 1):
-                message = f"{name} must be a whole number from 1"
-                raise ApiError(code="invalid_page", message=message, errors={name: [message]})
-        return super().paginate_queryset(queryset, request, view)
-
-
 class PairPagination(CheckedPagePagination):
     page_size = 50
     page_size_query_param = "page_size"
@@ -398,7 +248,7 @@ class ConversationPairsApi(APIView):
     @extend_schema(operation_id="list_pairs",
                    responses={200: _page_of(PairSerializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer})
     def get(self, request, conversation_id: int):
-        conversation = _conversation_or_404(request, conversation_id)
+        conversation = conversation_or_404(request, conversation_id)
         paginator = PairPagination()
         page = paginator.paginate_queryset(selectors.conversation_pairs(conversation=conversation), request, view=self)
         return paginator.get_paginated_response(PairSerializer(page, many=True).data)
@@ -417,9 +267,50 @@ class ConversationSegmentsApi(APIView):
                    responses={200: _page_of(SegmentSerializer, counted=True), 400: ErrorSerializer,
                               404: ErrorSerializer})
     def get(self, request, conversation_id: int):
-        conversation = _conversation_or_404(request, conversation_id)
+        conversation = conversation_or_404(request, conversation_id)
         paginator = SegmentPagination()
         page = paginator.paginate_queryset(
             selectors.conversation_segments(conversation=conversation), request, view=self
         )
         return paginator.get_paginated_response(SegmentSerializer(page, many=True).data)
+
+
+class JobRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    from_pair = serializers.IntegerField()
+    to_pair = serializers.IntegerField()
+    prompt_version = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.values)
+
+
+class CompactResultSerializer(serializers.Serializer):
+    conversation = serializers.IntegerField()
+    jobs = JobRefSerializer(many=True, help_text="the jobs granted or planned and queued; empty if none")
+
+
+class ConversationCompactApi(StrictQueryMixin, APIView):
+    """Re-run every failed or exhausted range of a conversation and plan
+    jobs for ranges that have none for their current source."""
+
+    permission_classes = [CanOperate]
+    throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="compact_conversation", request=ReasonSerializer,
+                   responses={202: CompactResultSerializer, **ERRORS_WRITE})
+    def post(self, request, conversation_id: int):
+        conversation = conversation_or_404(request, conversation_id)
+        reason = reason_from(request)
+        try:
+            jobs = operations.conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
+        except operations.ActionRefused as exc:
+            raise refused(exc) from None
+        body = {
+            "conversation": conversation.pk,
+            "jobs": [
+                {"id": j.pk, "from_pair": j.from_pair, "to_pair": j.to_pair,
+                 "prompt_version": j.prompt_version.name, "state": j.state}
+                for j in jobs
+            ],
+        }
+        return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -11,7 +11,7 @@ from compaction.models import CompactionJob, JobState
 from compaction.services import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
-from tests.api.conftest import client_for, exhaust, ingest, succeed
+from tests.compaction.api.conftest import client_for, exhaust, ingest, succeed
 from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from compaction.pagination import InvalidCursor, cursor_decode, cursor_encode
+from compaction.api.plumbing import InvalidCursor, cursor_decode, cursor_encode
 
 AT = datetime(2026, 11, 30, 1, 2, 3, 456789, tzinfo=timezone.utc)
 

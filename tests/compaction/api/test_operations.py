@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compaction.models import AuditEvent, CompactionJob, JobState, Review
-from tests.api.conftest import client_for, ingest
+from tests.compaction.api.conftest import client_for, ingest
 
 pytestmark = pytest.mark.django_db
 

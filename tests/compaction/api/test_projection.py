@@ -137,7 +137,7 @@ def test_spliced_account_is_the_same_json_as_plain_encoding(api):
     from rest_framework.renderers import JSONRenderer
 
     from compaction.projection import conversation_projection
-    from compaction.projection_api import ProjectionJSONRenderer
+    from compaction.api.projection import ProjectionJSONRenderer
 
     conv = ingest_pairs(60)
     summary_for(conv, 0)

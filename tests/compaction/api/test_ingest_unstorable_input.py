@@ -3,7 +3,7 @@ times the database cannot store must be refused with a 400 naming the field."""
 
 import pytest
 
-from tests.api.conftest import client_for
+from tests.compaction.api.conftest import client_for
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
