@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from .digest import digest_input, source_digest
-from .keyset import InvalidCursor, cursor_pack, cursor_unpack, rows_after
+from .keyset import COUNT, ID, TEXT, TIME, Keyset, Page
 from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
 
 # Display order of states, most in need of attention last so a bar reads
@@ -45,79 +45,16 @@ SOURCE_CHANGED = "source_changed"
 QUEUE_FILTERS = (*QUEUE_STATES, SOURCE_CHANGED)
 
 
-# --- keyset pagination -------------------------------------------------------
-
-@dataclass
-class Page:
-    rows: list
-    next_cursor: str | None
-
-
-def _keyset(qs: QuerySet, *, order: list[str], cursor: str | None, page_size: int,
-            parse=None) -> Page:
-    """Order ``qs`` by ``order`` (all fields descending or all ascending,
-    the last one unique) and return the page after ``cursor``."""
-    names = [o.lstrip("-") for o in order]
-    position = None
-    if cursor:
-        # A desk cursor holds the last row's ordering values, as a JSON list.
-        position = cursor_unpack(cursor)
-        if not isinstance(position, list) or len(position) != len(names):
-            raise InvalidCursor("cursor is not valid")
-        if parse:
-            position = parse(position)
-    rows = list(rows_after(qs, order=order, position=position)[: page_size + 1])
-    next_cursor = None
-    if len(rows) > page_size:
-        rows = rows[:page_size]
-        last = rows[-1]
-        next_cursor = cursor_pack([_attr(last, n) for n in names])
-    return Page(rows=rows, next_cursor=next_cursor)
-
-
-def _attr(obj, name):
-    value = obj
-    for part in name.split("__"):
-        value = getattr(value, part)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
-
-
-def _parse_dt_first(values):
-    # The timestamps ordered by are never null and always stored with a zone.
-    try:
-        moment = datetime.fromisoformat(values[0])
-        if moment.tzinfo is None:
-            raise ValueError("a cursor's time carries its zone")
-        return [moment, int(values[1])]
-    except (TypeError, ValueError) as exc:
-        raise InvalidCursor("cursor is not valid") from exc
-
-
-def _parse_str_first(values):
-    try:
-        return [str(values[0]), int(values[1])]
-    except (TypeError, ValueError) as exc:
-        raise InvalidCursor("cursor is not valid") from exc
-
-
-def _parse_int_first(values):
-    try:
-        return [int(values[0]), int(values[1])]
-    except (TypeError, ValueError) as exc:
-        raise InvalidCursor("cursor is not valid") from exc
-
-
 # --- conversations list -------------------------------------------------------
 
 CONVERSATION_SORTS = {
-    # name: (order, cursor parser)
-    "recent": (["-updated_at", "-id"], _parse_dt_first),
-    "oldest": (["updated_at", "id"], _parse_dt_first),
-    "external_id": (["external_id", "id"], _parse_str_first),
-    "pairs": (["-pair_count", "-id"], _parse_int_first),
+    "recent": Keyset("desk-conversations-recent", ("-updated_at", "-id"), (TIME, ID)),
+    "oldest": Keyset("desk-conversations-oldest", ("updated_at", "id"), (TIME, ID)),
+    "external_id": Keyset("desk-conversations-external-id", ("external_id", "id"), (TEXT, ID)),
+    "pairs": Keyset("desk-conversations-pairs", ("-pair_count", "-id"), (COUNT, ID)),
 }
+QUEUE = Keyset("desk-queue", ("-updated_at", "-id"), (TIME, ID))
+ACTIVITY = Keyset("desk-activity", ("-created_at", "-id"), (TIME, ID))
 
 
 def _day_start_utc(day):
@@ -148,8 +85,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
         qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
     if updated_since:
         qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
-    order, parse = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"])
-    page = _keyset(qs, order=order, cursor=cursor, page_size=page_size, parse=parse)
+    page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
     counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
     for conv in page.rows:
         conv.state_counts = counts.get(conv.pk, {})
@@ -478,7 +414,7 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
         qs = qs.filter(prompt_version__name=prompt_version)
     if older_than in AGE_CHOICES:
         qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
-    return _keyset(qs, order=["-updated_at", "-id"], cursor=cursor, page_size=page_size, parse=_parse_dt_first)
+    return QUEUE.page(qs, cursor=cursor, size=page_size)
 
 
 def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
@@ -508,7 +444,7 @@ def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conv
         qs = qs.filter(job_id=job)
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
-    return _keyset(qs, order=["-created_at", "-id"], cursor=cursor, page_size=page_size, parse=_parse_dt_first)
+    return ACTIVITY.page(qs, cursor=cursor, size=page_size)
 
 
 def audit_actions() -> list[str]:

@@ -9,7 +9,8 @@ from rest_framework.generics import GenericAPIView
 from .. import audit
 from .filters import ActivityFilter
 from .permissions import CanRead
-from .plumbing import ERRORS_READ, PAGE_PARAMS, ListSchema, StrictFilterBackend, StrictQueryMixin, TimeCursorPagination
+from ..keyset import ID, TIME, Keyset
+from .plumbing import ERRORS_READ, PAGE_PARAMS, KeysetPagination, ListSchema, StrictFilterBackend, StrictQueryMixin
 
 
 class ActivitySerializer(serializers.Serializer):
@@ -34,13 +35,17 @@ class ActivityPageSerializer(serializers.Serializer):
     results = ActivitySerializer(many=True)
 
 
+# The log is read from the newest event.
+ACTIVITY = Keyset("activity", ("-created_at", "-id"), (TIME, ID))
+
+
 class ActivityListApi(StrictQueryMixin, GenericAPIView):
     """The log of every manual action (AuditEvent), newest first."""
 
     permission_classes = [CanRead]
     filter_backends = [StrictFilterBackend]
     filterset_class = ActivityFilter
-    allowed_query_params = TimeCursorPagination.query_params
+    allowed_query_params = KeysetPagination.query_params
     schema = ListSchema()
 
     def get_queryset(self):
@@ -49,6 +54,6 @@ class ActivityListApi(StrictQueryMixin, GenericAPIView):
     @extend_schema(operation_id="list_activity", parameters=PAGE_PARAMS,
                    responses={200: ActivityPageSerializer, **ERRORS_READ})
     def get(self, request):
-        paginator = TimeCursorPagination(kind="activity", descending=True)
+        paginator = KeysetPagination(ACTIVITY)
         events = paginator.paginate(self.filter_queryset(self.get_queryset()), request)
         return paginator.response([audit.activity_record(e) for e in events])

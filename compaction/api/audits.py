@@ -19,11 +19,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import audit
+from ..keyset import ID, TIME, Keyset
 from ..models import JobState, Verdict
 from .filters import AuditFilter
 from .permissions import CanRead
-from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, ListSchema, StrictFilterBackend,
-                       StrictQueryMixin, TimeCursorPagination, job_or_404)
+from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, KeysetPagination, ListSchema,
+                       StrictFilterBackend,
+                       StrictQueryMixin, job_or_404)
+
+
+# Records are read (and exported) from the oldest job.
+AUDITS = Keyset("audits", ("created_at", "id"), (TIME, ID))
 
 
 def audit_record_of(job) -> dict:
@@ -123,7 +129,7 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
     filter_backends = [StrictFilterBackend]
     filterset_class = AuditFilter
     renderer_classes = [JSONRenderer, JSONLinesRenderer, CSVRenderer]
-    allowed_query_params = ("format", *TimeCursorPagination.query_params)
+    allowed_query_params = ("format", *KeysetPagination.query_params)
     schema = ListSchema()
 
     def get_queryset(self):
@@ -158,14 +164,14 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
     )
     def get(self, request):
         queryset = self.filter_queryset(self.get_queryset())
-        paginator = TimeCursorPagination(kind="audits")
+        paginator = KeysetPagination(AUDITS)
         fmt = request.accepted_renderer.format
         if fmt in STREAMING_FORMATS:
-            if TimeCursorPagination.page_size_query_param in request.query_params:
+            if KeysetPagination.page_size_query_param in request.query_params:
                 raise ApiError(code="invalid_filter", message="page_size: does not apply to an export",
                                errors={"page_size": ["does not apply to an export"]})
             records = audit.audit_records_iter(
-                paginator.after(queryset, paginator.position(request)),
+                paginator.rows_from_cursor(queryset, request),
                 chunk_size=settings.COMPACTION_API_EXPORT_CHUNK,
             )
             lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
@@ -181,6 +187,8 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
 
 
 class AuditDetailApi(StrictQueryMixin, APIView):
+    """One job's audit record."""
+
     permission_classes = [CanRead]
 
     @extend_schema(

@@ -7,13 +7,8 @@ scopes), the re-run through ``compaction.operations``.
 
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
-
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, _reverse_ordering
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,12 +16,13 @@ from rest_framework.views import APIView
 from conversations import selectors
 
 from .. import operations
-from ..keyset import rows_after
+from ..keyset import ID, TIME, Keyset
 from ..models import JobState
+from .filters import ConversationFilter
 from .ingest import SegmentSerializer
 from .permissions import CanOperate, CanRead
-from .plumbing import (ERRORS_WRITE, ApiError, CheckedPagePagination, ErrorSerializer, ReasonSerializer,
-                       StrictQueryMixin, conversation_or_404, reason_from, refused)
+from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
+                       StrictFilterBackend, StrictQueryMixin, conversation_or_404, reason_from, refused)
 from .throttles import WriteRateThrottle
 
 
@@ -57,121 +53,14 @@ def _page_of(serializer_class, *, counted: bool):
     return type(f"{serializer_class.__name__.removesuffix('Serializer')}PageSerializer", (serializers.Serializer,), fields)
 
 
-class ConversationCursor(CursorPagination):
-    """DRF's cursor pagination, keyed by the whole ordering.
-
-    DRF positions a cursor by ``updated_at`` alone and steps over ties with
-    an offset, so when a conversation already read that shares the last
-    timestamp of a page (one COPY import group shares one) gets new
-    activity, the offset skips a conversation that never changed. Here a
-    position is ``updated_at|id``, unique, so the next page is the rows after
-    that row in ``(updated_at, id)`` order (``compaction.keyset``), however
-    the rows around it move. A position without ``|id`` (a cursor issued
-    before) still reads as DRF read it.
-    """
-
-    ordering = ("-updated_at", "-id")
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-    def decode_cursor(self, request):
-        # DRF answers a malformed cursor with 404; it is a bad request.
-        try:
-            cursor = super().decode_cursor(request)
-        except NotFound:
-            raise self._invalid() from None
-        if cursor is None or cursor.position is None:
-            return cursor
-        # A position that is no time (or an offset PostgreSQL refuses) would
-        # be a server error once compared with updated_at.
-        text, _, pk = cursor.position.partition("|")
-        try:
-            moment = parse_datetime(text)
-            moment = moment.astimezone(dt_timezone.utc) if moment is not None and moment.tzinfo else None
-            pk = int(pk) if pk else None
-        except (ValueError, OverflowError):
-            moment = None
-        if moment is None or (pk is not None and not 1 <= pk <= 2**63 - 1):
-            raise self._invalid()
-        return cursor._replace(position=self._position(moment, pk))
-
-    @staticmethod
-    def _invalid() -> ApiError:
-        return ApiError(code="invalid_cursor", message="cursor: not a cursor this API issued",
-                        errors={"cursor": ["not a cursor this API issued"]})
-
-    @staticmethod
-    def _position(moment, pk) -> str:
-        return str(moment) if pk is None else f"{moment}|{pk}"
-
-    def _get_position_from_instance(self, instance, ordering):
-        return self._position(instance.updated_at, instance.pk)
-
-    def _after(self, queryset, position: str, *, reverse: bool):
-        """The rows after ``position`` in the order read (DRF filtered by
-        ``updated_at`` alone)."""
-        text, _, pk = position.partition("|")
-        moment = parse_datetime(text)
-        order = list(self.ordering if not reverse else _reverse_ordering(self.ordering))
-        if pk:
-            return rows_after(queryset, order=order, position=[moment, int(pk)])
-        lookup = "updated_at__lt" if order[0].startswith("-") else "updated_at__gt"
-        return queryset.filter(**{lookup: moment}).order_by(*order)
-
-    def paginate_queryset(self, queryset, request, view=None):
-        # DRF's, but for the filter on the position (see _after).
-        self.request = request
-        self.page_size = self.get_page_size(request)
-        if not self.page_size:
-            return None
-        self.base_url = request.build_absolute_uri()
-        self.ordering = self.get_ordering(request, queryset, view)
-        self.cursor = self.decode_cursor(request)
-        if self.cursor is None:
-            (offset, reverse, current_position) = (0, False, None)
-        else:
-            (offset, reverse, current_position) = self.cursor
-        if current_position is not None:
-            queryset = self._after(queryset, current_position, reverse=reverse)
-        else:
-            queryset = queryset.order_by(*(_reverse_ordering(self.ordering) if reverse else self.ordering))
-        results = list(queryset[offset:offset + self.page_size + 1])
-        self.page = list(results[:self.page_size])
-        if len(results) > len(self.page):
-            has_following_position = True
-            following_position = self._get_position_from_instance(results[-1], self.ordering)
-        else:
-            has_following_position = False
-            following_position = None
-        if reverse:
-            self.page = list(reversed(self.page))
-            self.has_next = (current_position is not None) or (offset > 0)
-            self.has_previous = has_following_position
-            if self.has_next:
-                self.next_position = current_position
-            if self.has_previous:
-                self.previous_position = following_position
-        else:
-            self.has_next = has_following_position
-            self.has_previous = (current_position is not None) or (offset > 0)
-            if self.has_next:
-                self.next_position = following_position
-            if self.has_previous:
-                self.previous_position = current_position
-        if (self.has_previous or self.has_next) and self.template is not None:
-            self.display_page_controls = True
-        return self.page
+# Newest activity first; the list can be read back (``previous``).
+CONVERSATIONS = Keyset("conversations", ("-updated_at", "-id"), (TIME, ID))
 
 
-class ConversationListApi(APIView):
+class ConversationListApi(StrictQueryMixin, APIView):
     permission_classes = [CanRead]
-
-    class FilterSerializer(serializers.Serializer):
-        scope = serializers.CharField(required=False)
-        external_id = serializers.CharField(required=False)
-        cursor = serializers.CharField(required=False)
-        page_size = serializers.IntegerField(required=False, min_value=1, max_value=500)
+    filterset_class = ConversationFilter
+    allowed_query_params = KeysetPagination.query_params
 
     @extend_schema(
         operation_id="list_conversations",
@@ -184,27 +73,10 @@ class ConversationListApi(APIView):
         responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
     )
     def get(self, request):
-        unknown = set(request.query_params) - set(self.FilterSerializer().fields)
-        if unknown:
-            raise ApiError(code="unknown_filter", message=f"unknown query parameter(s): {', '.join(sorted(unknown))}")
-        repeated = sorted(name for name, values in request.query_params.lists() if len(values) > 1)
-        if repeated:
-            raise ApiError(code="invalid", message=f"{repeated[0]}: given more than once",
-                           errors={name: ["given more than once"] for name in repeated})
-        if request.query_params.get("page_size") == "":
-            # DRF reads an empty optional value as "not given"; the schema says integer.
-            raise ApiError(code="invalid", message="page_size: must be an integer",
-                           errors={"page_size": ["must be an integer"]})
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        qs = selectors.conversations_visible(user=request.user)
-        if "scope" in filters.validated_data:
-            qs = qs.filter(scope=filters.validated_data["scope"])
-        if "external_id" in filters.validated_data:
-            qs = qs.filter(external_id=filters.validated_data["external_id"])
-        paginator = ConversationCursor()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(ConversationSerializer(page, many=True).data)
+        qs = StrictFilterBackend().filter_queryset(request, selectors.conversations_visible(user=request.user), self)
+        paginator = KeysetPagination(CONVERSATIONS, previous=True)
+        page = paginator.paginate(qs, request)
+        return paginator.response(ConversationSerializer(page, many=True).data)
 
 
 class ConversationDetailApi(APIView):

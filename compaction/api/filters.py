@@ -15,6 +15,8 @@ from django.db.models import Exists, OuterRef, Subquery
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
+from conversations.models import Conversation
+
 from ..models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
 from .plumbing import MAX_ID
 
@@ -144,4 +146,14 @@ class ActivityFilter(df.FilterSet):
 
     class Meta:
         model = AuditEvent
+        fields: list[str] = []
+
+
+class ConversationFilter(df.FilterSet):
+    # Documented on the endpoint itself (``compaction.api.conversations``).
+    scope = df.CharFilter(field_name="scope")
+    external_id = df.CharFilter(field_name="external_id")
+
+    class Meta:
+        model = Conversation
         fields: list[str] = []

@@ -8,8 +8,9 @@ One home for what every endpoint does the same way:
   does not know, or one given twice that is not a repeatable filter, is
   refused, never ignored; ``StrictFilterBackend`` validates every filter
   value (an empty one too).
-* **Keyset cursors.** ``TimeCursorPagination``: pages after a row's
-  ``(created_at, id)``, with an opaque cursor that names its list.
+* **Keyset cursors.** ``KeysetPagination``: pages after a row of a
+  ``compaction.keyset.Keyset`` list, the one cursor scheme of the desk and
+  the API.
 * **Lookups.** ``conversation_or_404`` and ``job_or_404``: only inside the
   caller's scopes, a 404 otherwise.
 * **Bodies.** Strict text and integer fields, the reason every operator
@@ -17,8 +18,6 @@ One home for what every endpoint does the same way:
 """
 
 from __future__ import annotations
-
-from datetime import datetime, timezone
 
 from django.http import JsonResponse
 from django.views import defaults
@@ -36,7 +35,7 @@ from rest_framework.views import exception_handler
 from conversations import selectors as conversation_selectors
 
 from .. import audit, operations
-from ..keyset import MAX_ID, InvalidCursor, cursor_pack, cursor_unpack, rows_after
+from ..keyset import MAX_ID, InvalidCursor, Keyset
 
 REASON_MAX_CHARS = 4000
 
@@ -137,10 +136,12 @@ class StrictFormatNegotiation(DefaultContentNegotiation):
         return matching
 
 
+# The one strict-query rule. Every endpoint refuses a query parameter it
+# does not know (``unknown_filter``) and one given twice that is not a
+# repeatable filter (``invalid_filter``), after the role check, so an
+# anonymous caller still gets 401 first. (A comment, not a docstring: the
+# schema would show it as the description of every endpoint without one.)
 class StrictQueryMixin:
-    """Refuse query parameters the endpoint does not know (after the role
-    check, so an anonymous caller still gets 401 first)."""
-
     allowed_query_params: tuple[str, ...] = ()
     content_negotiation_class = StrictFormatNegotiation
 
@@ -203,93 +204,69 @@ class ListSchema(AutoSchema):
 
 # --- keyset cursors -----------------------------------------------------------------
 
-def cursor_encode(*, kind: str, created_at: datetime, pk: int) -> str:
-    return cursor_pack({"k": kind, "t": created_at.isoformat(), "i": pk})
-
-
-def cursor_decode(value: str, *, kind: str) -> tuple[datetime, int]:
-    """The position a cursor names; ``InvalidCursor`` for anything else."""
-    data = cursor_unpack(value)
-    if not isinstance(data, dict) or set(data) != {"k", "t", "i"}:
-        raise InvalidCursor("the cursor is not one this API issued")
-    if data["k"] != kind:
-        raise InvalidCursor(f"the cursor belongs to another list ({data['k']!r}), not {kind!r}")
-    pk = data["i"]
-    if not isinstance(pk, int) or isinstance(pk, bool) or not 1 <= pk <= MAX_ID:
-        raise InvalidCursor("the cursor names no row")
-    try:
-        created_at = datetime.fromisoformat(data["t"]) if isinstance(data["t"], str) else None
-        # In UTC: PostgreSQL refuses some offsets Python accepts.
-        created_at = created_at.astimezone(timezone.utc) if created_at and created_at.tzinfo else None
-    except (ValueError, OverflowError):
-        created_at = None
-    if created_at is None:
-        raise InvalidCursor("the cursor names no time")
-    return created_at, pk
-
-
-class TimeCursorPagination:
-    """Pages of ``page_size`` rows ordered by ``(created_at, id)``,
-    ascending (an export read from the oldest) or descending (a log read
-    from the newest)."""
+class KeysetPagination:
+    """Pages of a ``Keyset`` list (``compaction.keyset``, the one cursor
+    scheme): ``page_size`` rows (1 to 500, default 50) after the row the
+    ``cursor`` names. The answer links the next page (``next`` and
+    ``next_cursor``), or, for a list that can be read back
+    (``previous=True``), the next and the previous page."""
 
     cursor_query_param = "cursor"
     page_size_query_param = "page_size"
     query_params = (cursor_query_param, page_size_query_param)
 
-    def __init__(self, *, kind: str, descending: bool = False, page_size: int = 50, max_page_size: int = 500):
-        self.kind = kind
-        self.descending = descending
+    def __init__(self, keyset: Keyset, *, previous: bool = False, page_size: int = 50, max_page_size: int = 500):
+        self.keyset = keyset
+        self.previous = previous
         self.page_size = page_size
         self.max_page_size = max_page_size
-        self.next_cursor: str | None = None
+        self.page = None
         self.request = None
 
-    def _page_size(self, request) -> int:
+    def page_size_of(self, request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        try:
-            size = int(raw)
-        except ValueError:
-            size = 0
+        size = int(raw) if raw.isascii() and raw.isdigit() else 0
         if not 1 <= size <= self.max_page_size:
             message = f"page_size must be an integer from 1 to {self.max_page_size}"
             raise ApiError(code="invalid_filter", message=f"page_size: {message}", errors={"page_size": [message]})
         return size
 
-    def position(self, request) -> tuple[datetime, int] | None:
+    def _cursor(self, request) -> str | None:
         raw = request.query_params.get(self.cursor_query_param)
         if raw is None:
             return None
         try:
-            return cursor_decode(raw, kind=self.kind)
+            _, backwards = self.keyset.decode(raw)
+            if backwards and not self.previous:
+                raise InvalidCursor("this list is only read forwards")
         except InvalidCursor as exc:
             raise ApiError(code="invalid_cursor", message=f"cursor: {exc}", errors={"cursor": [str(exc)]}) from None
+        return raw
 
-    def after(self, queryset, position: tuple[datetime, int] | None):
-        """The rows strictly after ``position`` in this list's order."""
-        order = ["-created_at", "-id"] if self.descending else ["created_at", "id"]
-        return rows_after(queryset, order=order, position=position)
+    def rows_from_cursor(self, queryset, request):
+        """Every row after the cursor's (the start of an export)."""
+        raw = self._cursor(request)
+        return self.keyset.after(queryset, self.keyset.decode(raw)[0] if raw else None)
 
     def paginate(self, queryset, request) -> list:
         self.request = request
-        size = self._page_size(request)
-        rows = list(self.after(queryset, self.position(request))[: size + 1])
-        more, rows = len(rows) > size, rows[:size]
-        self.next_cursor = (
-            cursor_encode(kind=self.kind, created_at=rows[-1].created_at, pk=rows[-1].pk) if more else None
-        )
-        return rows
+        size = self.page_size_of(request)
+        self.page = self.keyset.page(queryset, cursor=self._cursor(request), size=size)
+        return self.page.rows
 
-    def next_link(self) -> str | None:
-        if self.next_cursor is None:
+    def _link(self, cursor: str | None) -> str | None:
+        if cursor is None:
             return None
-        url = self.request.build_absolute_uri()
-        return replace_query_param(url, self.cursor_query_param, self.next_cursor)
+        return replace_query_param(self.request.build_absolute_uri(), self.cursor_query_param, cursor)
 
     def response(self, results: list) -> Response:
-        return Response({"next": self.next_link(), "next_cursor": self.next_cursor, "results": results})
+        if self.previous:
+            return Response({"next": self._link(self.page.next_cursor),
+                             "previous": self._link(self.page.previous_cursor), "results": results})
+        return Response({"next": self._link(self.page.next_cursor), "next_cursor": self.page.next_cursor,
+                         "results": results})
 
 
 class CheckedPagePagination(PageNumberPagination):

@@ -1,14 +1,12 @@
 """Conversation read endpoints (SPEC §4, §11): the list and its cursor,
 one conversation, its pairs and segments; token auth and scopes."""
 
-import base64
-from urllib.parse import urlencode
-
 import pytest
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from compaction.keyset import cursor_pack
 from conversations.models import Conversation, TokenScope
-from rest_framework.authtoken.models import Token
 from tests.factories import conversation_document, make_user, post_document as post_doc, token_for
 
 pytestmark = pytest.mark.django_db
@@ -48,19 +46,17 @@ def test_list_is_paginated_with_a_cursor(api):
     "garbage", "2026-13-45T00:00:00Z", "2026-01-01T00:00:00+99:00", "", "2026-01-01 00:00:00",
 ])
 def test_list_answers_a_cursor_naming_no_time_with_400(api, position):
-    # A DRF cursor is base64 of a query string whose "p" is compared with
-    # updated_at as is; a position that is no time raised ValidationError
-    # (or a PostgreSQL error for an offset it refuses) and answered 500.
+    # The position is compared with updated_at: one that is no time (or an
+    # offset PostgreSQL refuses) must be refused, not answer 500.
     post_doc(api, conversation_document(1, external_id="c0"))
-    cursor = base64.b64encode(urlencode({"o": 0, "r": 0, "p": position}).encode()).decode()
-    response = api.get("/api/v1/conversations/", {"cursor": cursor})
+    response = api.get("/api/v1/conversations/", {"cursor": cursor_pack({"k": "conversations", "p": [position, 1]})})
     assert response.status_code == 400 and response.json()["code"] == "invalid_cursor"
 
 
 def test_list_reads_a_cursor_time_in_an_offset_postgresql_refuses_as_that_moment(api):
     # Python takes offsets up to ±23:59, PostgreSQL only ±15:59 (a 500 before).
     post_doc(api, conversation_document(1, external_id="c0"))
-    cursor = base64.b64encode(urlencode({"p": "2999-01-01T00:00:00+20:00"}).encode()).decode()
+    cursor = cursor_pack({"k": "conversations", "p": ["2999-01-01T00:00:00+20:00", 2**62]})
     response = api.get("/api/v1/conversations/", {"cursor": cursor})
     assert response.status_code == 200 and [c["external_id"] for c in response.json()["results"]] == ["c0"]
 
