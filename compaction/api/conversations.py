@@ -79,7 +79,7 @@ class ConversationListApi(StrictQueryMixin, APIView):
         return paginator.response(ConversationSerializer(page, many=True).data)
 
 
-class ConversationDetailApi(APIView):
+class ConversationDetailApi(StrictQueryMixin, APIView):
     permission_classes = [CanRead]
 
     @extend_schema(operation_id="get_conversation", responses={200: ConversationSerializer, 404: ErrorSerializer})
@@ -114,8 +114,9 @@ class PairPagination(CheckedPagePagination):
     max_page_size = 200
 
 
-class ConversationPairsApi(APIView):
+class ConversationPairsApi(StrictQueryMixin, APIView):
     permission_classes = [CanRead]
+    allowed_query_params = ("page", "page_size")
 
     @extend_schema(operation_id="list_pairs",
                    responses={200: _page_of(PairSerializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer})
@@ -132,8 +133,9 @@ class SegmentPagination(CheckedPagePagination):
     max_page_size = 1000
 
 
-class ConversationSegmentsApi(APIView):
+class ConversationSegmentsApi(StrictQueryMixin, APIView):
     permission_classes = [CanRead]
+    allowed_query_params = ("page", "page_size")
 
     @extend_schema(operation_id="list_segments",
                    responses={200: _page_of(SegmentSerializer, counted=True), 400: ErrorSerializer,

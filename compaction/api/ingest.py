@@ -19,7 +19,7 @@ from conversations.documents import DocumentInvalid, parse_document_bytes
 from conversations.services import ingest as services
 
 from .permissions import CanIngest
-from .plumbing import ApiError, ErrorSerializer
+from .plumbing import ApiError, ErrorSerializer, StrictQueryMixin
 
 
 class RawJSONParser(BaseParser):
@@ -91,7 +91,7 @@ def _document_schema() -> dict:
     }
 
 
-class IngestApi(APIView):
+class IngestApi(StrictQueryMixin, APIView):
     """Upsert one conversation document (SPEC §3)."""
 
     permission_classes = [CanIngest]

@@ -282,7 +282,7 @@ class CheckedPagePagination(PageNumberPagination):
                 continue
             if not (value.isascii() and value.isdigit() and int(value) >= 1):
                 message = f"{name} must be a whole number from 1"
-                raise ApiError(code="invalid_page", message=message, errors={name: [message]})
+                raise ApiError(code="invalid_filter", message=f"{name}: {message}", errors={name: [message]})
         return super().paginate_queryset(queryset, request, view)
 
 

@@ -18,8 +18,6 @@ from rest_framework.settings import api_settings
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import selectors
-
 from .. import packing
 from ..projection import (
     FORMATS,
@@ -31,11 +29,10 @@ from ..projection import (
     projection_validate,
 )
 from .permissions import CanRead
-from .plumbing import ApiError
+from .plumbing import ApiError, StrictQueryMixin, conversation_or_404
 
 logger = logging.getLogger(__name__)
 
-_PARAMS = ("budget_bytes", "budget_tokens", "format")
 _WHOLE_NUMBER = re.compile(r"-?[0-9]+")
 
 
@@ -98,11 +95,12 @@ class ProjectionNegotiation(DefaultContentNegotiation):
     settings = _NoFormatOverride()
 
 
-class ConversationProjectionApi(APIView):
+class ConversationProjectionApi(StrictQueryMixin, APIView):
     """What the agent's next run is given: summaries and raw pairs within a
     budget, with an account of every pair (SPEC §6)."""
 
     permission_classes = [CanRead]
+    allowed_query_params = ("budget_bytes", "budget_tokens", "format")
     content_negotiation_class = ProjectionNegotiation
     renderer_classes = [ProjectionJSONRenderer, BrowsableAPIRenderer]
 
@@ -138,10 +136,6 @@ class ConversationProjectionApi(APIView):
         },
     )
     def get(self, request, conversation_id: int):
-        unknown = sorted(set(request.query_params) - set(_PARAMS))
-        if unknown:
-            raise ApiError(code="unknown_parameter", message=f"unknown query parameter(s): {', '.join(unknown)}",
-                           errors={name: ["unknown parameter"] for name in unknown})
         budget_bytes = _int_param(request, "budget_bytes", required=True)
         budget_tokens = _int_param(request, "budget_tokens", required=False)
         fmt = request.query_params.get("format", "blocks")
@@ -149,9 +143,7 @@ class ConversationProjectionApi(APIView):
             projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt)
         except ProjectionInvalid as exc:
             raise ApiError(code=exc.code, message=exc.message, errors={exc.field: [exc.message]}) from None
-        conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-        if conversation is None:
-            raise ApiError(code="not_found", message=f"no conversation {conversation_id} in your scopes", status_code=404)
+        conversation = conversation_or_404(request, conversation_id)
         try:
             body = conversation_projection(
                 conversation=conversation, budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt

@@ -82,7 +82,7 @@ def test_a_page_that_is_not_a_positive_number_is_a_400_naming_it(api, path, para
     conv_id = post_doc(api, conversation_document(31)).json()["conversation"]
     response = api.get(f"/api/v1/conversations/{conv_id}/{path}", params)
     assert response.status_code == 400
-    assert response.json()["code"] == "invalid_page" and name in response.json()["errors"]
+    assert response.json()["code"] == "invalid_filter" and name in response.json()["errors"]
 
 
 def test_a_page_past_the_last_is_a_404_and_last_is_the_last(api):

@@ -79,7 +79,7 @@ def test_openai_format_passes_a_strict_chat_completions_validator(api, conv):
     ("budget_bytes=100&budget_tokens=-1", "invalid_budget", "budget_tokens"),
     ("budget_bytes=100&budget_tokens=999999999", "invalid_budget", "budget_tokens"),
     ("budget_bytes=100&format=xml", "invalid_format", "format"),
-    ("budget_bytes=100&budget=5", "unknown_parameter", "budget"),
+    ("budget_bytes=100&budget=5", "unknown_filter", "budget"),
 ])
 def test_bad_input_is_a_400_naming_what_is_wrong(api, conv, query, code, field):
     response = api.get(url(conv.pk, query))
