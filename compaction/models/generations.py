@@ -4,7 +4,7 @@ trigger refuses raw SQL (migration 0003)."""
 
 from django.db import models
 
-from .jobs import CompactionJob
+from .jobs import SEGMENT_KIND, CompactionJob
 from .prompts import PromptVersion
 
 
@@ -38,6 +38,7 @@ class SummaryGeneration(models.Model):
     text = models.TextField()
     text_bytes = models.PositiveIntegerField()
     # The binding, copied in so the generation stands on its own.
+    kind = models.CharField(max_length=30, default=SEGMENT_KIND, db_default=SEGMENT_KIND)
     scope = models.CharField(max_length=100)
     from_pair = models.PositiveIntegerField()
     to_pair = models.PositiveIntegerField()
@@ -45,6 +46,8 @@ class SummaryGeneration(models.Model):
     source_digest = models.CharField(max_length=64)
     model_id = models.CharField(max_length=200)
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="generations")
+    parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
+    parent_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

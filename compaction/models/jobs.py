@@ -4,10 +4,22 @@ A ``CompactionJob`` is the work of summarising one range under one prompt
 version, bound to its exact source. ``Attempt`` rows record every try.
 """
 
+from django.conf import settings
 from django.db import models
 
 from .. import contract
 from .prompts import PromptVersion
+
+# The binding kind of every job planned before there were others (SPEC §5:
+# fixed 10-pair segments; ``compaction.bindings.segments``).
+SEGMENT_KIND = "segment"
+
+
+def attempt_limit() -> int:
+    """Attempts a new job gets per range and prompt version before it is
+    exhausted (SPEC §5: 2; ``COMPACTION_MAX_ATTEMPTS``). What a failure does
+    with it is ``compaction.engine.attempts``'s."""
+    return settings.COMPACTION_MAX_ATTEMPTS
 
 
 class JobState(models.TextChoices):
@@ -44,6 +56,10 @@ class CompactionJobQuerySet(models.QuerySet):
 
 
 class CompactionJob(models.Model):
+    # Which binding (``compaction.bindings``) says what this job's source is,
+    # how it is claimed and what the provider sees; the engine reads nothing
+    # else about its source.
+    kind = models.CharField(max_length=30, default=SEGMENT_KIND, db_default=SEGMENT_KIND)
     scope = models.CharField(max_length=100)
     conversation = models.ForeignKey(
         "conversations.Conversation", on_delete=models.PROTECT, related_name="compaction_jobs"
@@ -54,10 +70,15 @@ class CompactionJob(models.Model):
     source_digest = models.CharField(max_length=64)
     model_id = models.CharField(max_length=200)
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
+    # A job written from an earlier generation (SPEC §7: a rolling hand-off
+    # note) is bound to that generation and to its text's digest too.
+    parent_generation = models.ForeignKey("SummaryGeneration", on_delete=models.PROTECT, null=True, blank=True,
+                                          related_name="child_jobs")
+    parent_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
     state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.PENDING)
     attempts_used = models.PositiveIntegerField(default=0)
-    # 2 by default (SPEC §5); an operator's grant raises it by one.
-    max_attempts = models.PositiveIntegerField(default=2)
+    # COMPACTION_MAX_ATTEMPTS when created (SPEC §5); an operator's grant raises it by one.
+    max_attempts = models.PositiveIntegerField(default=attempt_limit)
     last_failure_code = models.CharField(max_length=30, choices=FailureCode.choices, blank=True, default="")
     lease_owner = models.CharField(max_length=200, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
@@ -72,10 +93,18 @@ class CompactionJob(models.Model):
     objects = CompactionJobQuerySet.as_manager()
 
     class Meta:
+        # One job per binding, so concurrent planners create each job once.
+        # Two constraints because NULLs are distinct in a unique index: one
+        # for jobs without a parent, one for jobs bound to a parent too.
         constraints = [
             models.UniqueConstraint(
-                fields=["conversation", "from_pair", "to_pair", "prompt_version", "model_id", "source_digest"],
-                name="job_binding_unique",
+                fields=["conversation", "from_pair", "to_pair", "prompt_version", "model_id", "source_digest", "kind"],
+                condition=models.Q(parent_generation__isnull=True), name="job_binding_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "parent_generation", "from_pair", "to_pair", "prompt_version", "model_id",
+                        "source_digest", "kind"],
+                condition=models.Q(parent_generation__isnull=False), name="job_binding_parent_unique",
             ),
         ]
         indexes = [
