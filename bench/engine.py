@@ -94,14 +94,14 @@ def setup_data(conversations: int, pairs: int):
 
 
 def plan_all(prompt_name: str, limit: int | None = None) -> list[int]:
-    from compaction import services
+    from compaction.bindings.segments import conversation_plan
     from compaction.models import PromptVersion
     from conversations.models import Conversation
 
     pv = PromptVersion.objects.get(name=prompt_name)
     ids = []
     for conv in Conversation.objects.order_by("pk")[:limit]:
-        ids += [j.pk for j in services.conversation_plan(conversation=conv, prompt_version=pv)]
+        ids += [j.pk for j in conversation_plan(conversation=conv, prompt_version=pv)]
     return ids
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from django import forms
 
 from .models import FailureCode, JobState, PromptVersion, Verdict
-from .selectors import AGE_CHOICES, CONVERSATION_SORTS, QUEUE_STATES, SOURCE_CHANGED, audit_actions
+from .actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
+from .selectors import AGE_CHOICES, CONVERSATION_SORTS, QUEUE_STATES, SOURCE_CHANGED
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
                (JobState.STALE, "stale"), (JobState.PENDING, "pending"), (JobState.RUNNING, "running")]
@@ -52,7 +53,7 @@ class QueueFilterForm(forms.Form):
 
 
 class ActivityFilterForm(forms.Form):
-    action = forms.ChoiceField(required=False, choices=[("", "any action")] + [(a, a) for a in audit_actions()])
+    action = forms.ChoiceField(required=False, choices=[("", "any action")] + [(a, a) for a in AuditAction.values])
     actor = forms.CharField(required=False, max_length=150, label="Who")
     scope = forms.ChoiceField(required=False)
     conversation = forms.IntegerField(required=False, min_value=1, label="Conversation #")
@@ -64,24 +65,41 @@ class ActivityFilterForm(forms.Form):
         self.fields["scope"].choices = [("", "all scopes")] + [(s, s) for s in scopes]
 
 
+def _reason_field(required_message: str, rows: int) -> forms.CharField:
+    """A reason as every action takes it (``actions.reason_checked``):
+    required, trimmed, at most ``REASON_MAX_CHARS``."""
+    return forms.CharField(max_length=REASON_MAX_CHARS, widget=forms.Textarea(attrs={"rows": rows}),
+                           error_messages={"required": required_message})
+
+
+def _clean_reason(value: str, required_message: str) -> str:
+    try:
+        return reason_checked(value)
+    except ActionRefused as exc:
+        raise forms.ValidationError(required_message if exc.code == "reason_required" else exc.message) from None
+
+
+NOTE_REQUIRED = "Give a note: it says why, beside the summary and in the activity log."
+REASON_REQUIRED = "Give a reason: it is kept in the activity log."
+
+
 class VerdictForm(forms.Form):
     verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
-    note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3}))
+    note = _reason_field(NOTE_REQUIRED, rows=3)
+
+    def clean_note(self):
+        return _clean_reason(self.cleaned_data["note"], NOTE_REQUIRED)
 
 
 class ReasonForm(forms.Form):
-    """An operator action: the reason is kept in the audit log."""
+    """An operator action: the reason is kept in the activity log."""
 
-    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
-                             error_messages={"required": "Give a reason: it is kept in the activity log."})
+    reason = _reason_field(REASON_REQUIRED, rows=2)
     confirm = forms.BooleanField(label="I confirm this action",
                                  error_messages={"required": "Tick the confirmation to go ahead."})
 
     def clean_reason(self):
-        reason = self.cleaned_data["reason"].strip()
-        if not reason:
-            raise forms.ValidationError("Give a reason: it is kept in the activity log.")
-        return reason
+        return _clean_reason(self.cleaned_data["reason"], REASON_REQUIRED)
 
 
 class JobIdsField(forms.Field):

@@ -46,7 +46,7 @@ from django.db import connection, transaction
 from conversations.models import Conversation, Message, Pair, Segment
 
 from . import packing
-from .models import CompactionJob, PromptVersion, SummaryGeneration
+from .models import SEGMENT_KIND, CompactionJob, PromptVersion, SummaryGeneration
 from .planning import SEGMENT_SIZE
 from .tokens import count_tokens, token_estimator_name
 
@@ -140,7 +140,7 @@ def _segments_sql(inner: str, gen: str, version: str, job: str) -> str:
         f"SELECT s.from_pair, s.to_pair, s.digest, s.user_bytes, g.id, g.to_pair, g.source_digest, "
         f"v.name, v.version, v.accepted_for_projection, j.state, g.number, g.text_bytes "
         f"FROM ({inner}) s "
-        f"LEFT JOIN {gen} g ON g.conversation_id = %s AND g.from_pair = s.from_pair "
+        f"LEFT JOIN {gen} g ON g.conversation_id = %s AND g.from_pair = s.from_pair AND g.kind = '{SEGMENT_KIND}' "
         f"LEFT JOIN {version} v ON v.id = g.prompt_version_id "
         f"LEFT JOIN {job} j ON j.id = g.job_id"
     )
@@ -325,7 +325,7 @@ class _Reader:
             # Job states are only needed to say why there is no summary.
             jobs: dict[int, list[packing.JobFacts]] = defaultdict(list)
             for from_pair, *rest in CompactionJob.objects.filter(
-                conversation_id=self.cid, from_pair__in=undecided
+                kind=SEGMENT_KIND, conversation_id=self.cid, from_pair__in=undecided
             ).values_list(
                 "from_pair", "id", "source_digest", "state", "prompt_version__version",
                 "prompt_version__accepted_for_projection",

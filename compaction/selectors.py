@@ -25,7 +25,8 @@ from conversations.selectors import conversations_visible, in_scopes_of, user_sc
 
 from .digest import digest_input, source_digest
 from .keyset import COUNT, ID, TEXT, TIME, Keyset, Page
-from .models import Attempt, AuditEvent, CompactionJob, JobState, Review, SummaryGeneration
+from .activity import activity_events
+from .models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
 
 # Display order of states, most in need of attention last so a bar reads
 # left (done) to right (trouble).
@@ -37,7 +38,6 @@ STATE_ORDER = (
     JobState.FAILED,
     JobState.EXHAUSTED,
 )
-SETTLED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 # The queue's other kind of trouble: a succeeded summary whose source changed
 # since, so projections no longer use it and its range falls back to raw.
@@ -65,8 +65,7 @@ def _day_start_utc(day):
 
 
 def _latest_review_with_verdict(verdict: str):
-    newer = Review.objects.filter(job=OuterRef("job"), id__gt=OuterRef("id"))
-    return Review.objects.filter(job__conversation=OuterRef("pk"), verdict=verdict).exclude(Exists(newer))
+    return Review.objects.newest_per_job().filter(job__conversation=OuterRef("pk"), verdict=verdict)
 
 
 def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
@@ -192,7 +191,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         Segment.objects.filter(conversation=conversation).order_by("from_pair").only("from_pair", "to_pair", "digest")
     )
     jobs = list(
-        CompactionJob.objects.filter(conversation=conversation)
+        CompactionJob.objects.filter(conversation=conversation, kind=SEGMENT_KIND)
         .select_related("prompt_version")
         .only(*JOB_ROW_FIELDS)
         .order_by("from_pair", "id")
@@ -262,10 +261,8 @@ def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
     if not job_ids:
         return {}
     latest: dict[int, Review] = {}
-    for review in (
-        Review.objects.filter(job_id__in=job_ids).select_related("reviewer").order_by("job_id", "created_at", "id")
-    ):
-        latest[review.job_id] = review
+    for review in Review.objects.filter(job_id__in=job_ids).select_related("reviewer").newest_first():
+        latest.setdefault(review.job_id, review)
     return latest
 
 
@@ -353,10 +350,10 @@ def job_detail(*, job: CompactionJob) -> dict:
 
     attempts = list(Attempt.objects.filter(job=job).order_by("number"))
     generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
-    reviews = list(Review.objects.filter(job=job).select_related("reviewer").order_by("-created_at", "-id"))
+    reviews = list(Review.objects.newest_of_job(job.pk).select_related("reviewer"))
     segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
     other_jobs = list(
-        CompactionJob.objects.filter(conversation=conversation, from_pair=job.from_pair)
+        CompactionJob.objects.filter(conversation=conversation, kind=job.kind, from_pair=job.from_pair)
         .exclude(pk=job.pk)
         .select_related("prompt_version")
         .order_by("-id")
@@ -427,11 +424,9 @@ def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
 
 # --- activity -------------------------------------------------------------------
 
-def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
-               job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
-    qs = AuditEvent.objects.select_related("conversation", "job")
-    # Events without a scope (system-wide) are for staff only.
-    qs = in_scopes_of(qs, user=user)
+def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
+                  job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
+    qs = activity_events(user=user).select_related("conversation", "job")
     if action:
         qs = qs.filter(action=action)
     if actor:
@@ -445,11 +440,6 @@ def audit_list(*, user, action: str = "", actor: str = "", scope: str = "", conv
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
     return ACTIVITY.page(qs, cursor=cursor, size=page_size)
-
-
-def audit_actions() -> list[str]:
-    return ["job.rerun", "job.grant_attempt", "job.replan", "job.rerun_with_prompt", "conversation.rerun",
-            "review.record"]
 
 
 # --- projection preview ---------------------------------------------------------

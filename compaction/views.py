@@ -1,7 +1,7 @@
 """The review and operations desk (SPEC §1, §8; issue 5).
 
 Thin views: parse input with a form, call one selector or one action from
-``operations.py``, render. Every view checks the role on the server
+``actions.py``, render. Every view checks the role on the server
 (``roles.py``) and reads only through scope-limited selectors, so another
 scope's rows answer 404. When ``request.htmx`` the view renders the named
 partial of the same page template; otherwise the whole page (every page
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from conversations.selectors import conversation_get
 
-from . import operations, projection, roles, selectors
+from . import actions, projection, roles, selectors
 from .forms import (
     ActivityFilterForm,
     BulkRerunForm,
@@ -184,7 +184,7 @@ def _conversation_page(request, conversation, *, rerun_form=None, preview=None, 
 @role_required(roles.can_operate)
 def conversation_rerun(request, conversation_id: int):
     """Re-run every failed or exhausted range of one conversation and re-plan
-    the ranges whose source changed (operations.conversation_rerun)."""
+    the ranges whose source changed (actions.do_conversation_rerun)."""
     conversation = conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
         raise Http404("no such conversation")
@@ -192,9 +192,9 @@ def conversation_rerun(request, conversation_id: int):
     if not form.is_valid():
         return _conversation_page(request, conversation, rerun_form=form, status=400)
     try:
-        jobs = operations.conversation_rerun(conversation=conversation, actor=request.user,
+        jobs = actions.do_conversation_rerun(conversation=conversation, actor=request.user,
                                              reason=form.cleaned_data["reason"])
-    except operations.ActionRefused as exc:
+    except actions.ActionRefused as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"{len(jobs)} range(s) queued for {conversation.external_id}.")
@@ -218,7 +218,7 @@ def _job_context(request, job, **extra):
         "settled": selectors.job_is_settled(job),
         "can_operate": roles.can_operate(request.user),
         "can_review": roles.can_review(request.user),
-        "rerunnable": job.state in operations.RERUNNABLE,
+        "rerunnable": job.state in actions.RERUNNABLE,
         "replannable": not job.bound_to_current_source,
         "verdict_form": VerdictForm(),
         "rerun_form": ReasonForm(prefix="rerun"),
@@ -249,7 +249,7 @@ def _job_action(request, job_id: int, *, prefix: str, action):
         return render(request, "desk/job.html", context, status=400)
     try:
         job = action(job=job, actor=request.user, reason=form.cleaned_data["reason"])
-    except operations.ActionRefused as exc:
+    except actions.ActionRefused as exc:
         if request.htmx:
             return render(request, "desk/job.html#live", _job_context(request, job, action_error=exc.message))
         messages.error(request, exc.message)
@@ -266,13 +266,13 @@ def _job_action(request, job_id: int, *, prefix: str, action):
 @require_POST
 @role_required(roles.can_operate)
 def job_rerun(request, job_id: int):
-    return _job_action(request, job_id, prefix="rerun", action=operations.job_rerun)
+    return _job_action(request, job_id, prefix="rerun", action=actions.do_job_rerun)
 
 
 @require_POST
 @role_required(roles.can_operate)
 def job_grant_attempt(request, job_id: int):
-    return _job_action(request, job_id, prefix="grant", action=operations.job_grant_attempt)
+    return _job_action(request, job_id, prefix="grant", action=actions.do_job_grant_attempt)
 
 
 @require_POST
@@ -285,8 +285,8 @@ def job_replan(request, job_id: int):
     if not form.is_valid():
         return render(request, "desk/job.html", _job_context(request, job, replan_form=form), status=400)
     try:
-        new = operations.job_replan(job=job, actor=request.user, reason=form.cleaned_data["reason"])
-    except operations.ActionRefused as exc:
+        new = actions.do_job_replan(job=job, actor=request.user, reason=form.cleaned_data["reason"])
+    except actions.ActionRefused as exc:
         messages.error(request, exc.message)
         return redirect("desk-job", job_id=job.pk)
     messages.success(request, f"Pairs {new.from_pair}–{new.to_pair} bound to their current source as job #{new.pk} "
@@ -301,9 +301,9 @@ def job_review(request, job_id: int):
     form = VerdictForm(request.POST)
     if form.is_valid():
         try:
-            operations.review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
+            actions.do_review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
                                      note=form.cleaned_data["note"])
-        except operations.ActionRefused as exc:
+        except actions.ActionRefused as exc:
             form.add_error(None, exc.message)
         else:
             if not request.htmx:
@@ -349,7 +349,7 @@ def queue_rerun(request):
         return render(request, "desk/queue.html", context, status=400)
     jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
-    result = operations.jobs_bulk_rerun(jobs=jobs, actor=request.user, reason=reason)
+    result = actions.do_jobs_bulk_rerun(jobs=jobs, actor=request.user, reason=reason)
     missing = len(form.cleaned_data["jobs"]) - len(jobs)
     if result.rerun:
         messages.success(request, f"Re-ran {len(result.rerun)} range(s): "
@@ -371,7 +371,7 @@ def queue_rerun(request):
 @require_GET
 @role_required(roles.can_use_desk)
 def activity(request):
-    listing = _listing(request, ActivityFilterForm, lambda f, cursor: selectors.audit_list(
+    listing = _listing(request, ActivityFilterForm, lambda f, cursor: selectors.activity_list(
         user=request.user, action=f.get("action", ""), actor=f.get("actor", ""), scope=f.get("scope", ""),
         conversation=f.get("conversation"), job=f.get("job"), since=f.get("since"), cursor=cursor,
         page_size=PAGE_SIZE,

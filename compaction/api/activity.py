@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 
-from .. import audit
+from .. import activity
 from .filters import ActivityFilter
 from .permissions import CanRead
 from ..keyset import ID, TIME, Keyset
@@ -49,11 +49,11 @@ class ActivityListApi(StrictQueryMixin, GenericAPIView):
     schema = ListSchema()
 
     def get_queryset(self):
-        return audit.activity_events(user=self.request.user)
+        return activity.activity_events(user=self.request.user).select_related("actor")
 
     @extend_schema(operation_id="list_activity", parameters=PAGE_PARAMS,
                    responses={200: ActivityPageSerializer, **ERRORS_READ})
     def get(self, request):
         paginator = KeysetPagination(ACTIVITY)
         events = paginator.paginate(self.filter_queryset(self.get_queryset()), request)
-        return paginator.response([audit.activity_record(e) for e in events])
+        return paginator.response([activity.activity_record(e) for e in events])

@@ -2,7 +2,7 @@
 re-running its failed ranges (SPEC §1, §4, §5, §11).
 
 Thin: reads through ``conversations.selectors`` (narrowed to the caller's
-scopes), the re-run through ``compaction.operations``.
+scopes), the re-run through ``compaction.actions``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from conversations import selectors
 
-from .. import operations
+from .. import actions
 from ..keyset import ID, TIME, Keyset
 from ..models import JobState
 from .filters import ConversationFilter
@@ -176,8 +176,8 @@ class ConversationCompactApi(StrictQueryMixin, APIView):
         conversation = conversation_or_404(request, conversation_id)
         reason = reason_from(request)
         try:
-            jobs = operations.conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
-        except operations.ActionRefused as exc:
+            jobs = actions.do_conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
+        except actions.ActionRefused as exc:
             raise refused(exc) from None
         body = {
             "conversation": conversation.pk,

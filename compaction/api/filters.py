@@ -17,6 +17,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from conversations.models import Conversation
 
+from ..actions import AuditAction
 from ..models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
 from .plumbing import MAX_ID
 
@@ -122,7 +123,7 @@ class AuditFilter(df.FilterSet):
     def filter_verdict(self, queryset, name, value):
         if not value:
             return queryset
-        latest = Review.objects.filter(job_id=OuterRef("pk")).order_by("-created_at", "-id").values("verdict")[:1]
+        latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
         queryset = queryset.annotate(latest_verdict=Subquery(latest))
         wanted = [v for v in value if v != NO_VERDICT]
         condition = None
@@ -135,7 +136,8 @@ class AuditFilter(df.FilterSet):
 
 
 class ActivityFilter(df.FilterSet):
-    action = text_filter("action", "e.g. job.rerun, job.grant_attempt, conversation.rerun, review.record")
+    action = text_filter("action", "e.g. " + ", ".join((AuditAction.JOB_RERUN, AuditAction.JOB_GRANT_ATTEMPT,
+                                                          AuditAction.CONVERSATION_RERUN, AuditAction.REVIEW_RECORD)))
     scope = text_filter("scope", "only this scope")
     conversation = id_filter("conversation_id", "only events about this conversation")
     job = id_filter("job_id", "only events about this job")

@@ -1,6 +1,6 @@
 """Operator actions on one job: re-run, grant an attempt, re-plan (SPEC §1,
 §5). Each takes a reason and answers with the audit record of the job it
-queued; the action itself is ``compaction.operations``'s."""
+queued; the action itself is ``compaction.actions``'s."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import operations
+from .. import actions
 from .audits import AuditRecordSerializer, audit_record_of
 from .permissions import CanOperate
 from .plumbing import ERRORS_WRITE, ReasonSerializer, StrictQueryMixin, job_or_404, reason_from, refused
@@ -20,7 +20,7 @@ from .throttles import WriteRateThrottle
 class _JobActionApi(StrictQueryMixin, APIView):
     """An operator action on one job, with a reason; answers with the audit
     record of the job it queued. Subclasses name the action (one of
-    ``operations.job_*``) and the schema's operation id."""
+    ``actions.do_job_*``) and the schema's operation id."""
 
     permission_classes = [CanOperate]
     throttle_classes = [WriteRateThrottle]
@@ -32,7 +32,7 @@ class _JobActionApi(StrictQueryMixin, APIView):
         reason = reason_from(request)
         try:
             queued = self.operation(job=job, actor=request.user, reason=reason)
-        except operations.ActionRefused as exc:
+        except actions.ActionRefused as exc:
             raise refused(exc) from None
         return Response(audit_record_of(job_or_404(request, queued.pk)), status=status.HTTP_202_ACCEPTED)
 
@@ -47,7 +47,7 @@ class JobRerunApi(_JobActionApi):
     """Re-run a failed or exhausted job now (the desk's re-run), with a reason.
     A failed job uses the attempt it has left; an exhausted one gets one more."""
 
-    operation = staticmethod(operations.job_rerun)
+    operation = staticmethod(actions.do_job_rerun)
 
 
 @_job_action_schema("grant_job_attempt")
@@ -55,7 +55,7 @@ class JobGrantAttemptApi(_JobActionApi):
     """Grant one more attempt to a failed or exhausted job (its limit rises by
     one) and run it now, with a reason."""
 
-    operation = staticmethod(operations.job_grant_attempt)
+    operation = staticmethod(actions.do_job_grant_attempt)
 
 
 @_job_action_schema("replan_job")
@@ -66,4 +66,4 @@ class JobReplanApi(_JobActionApi):
     one whose source changed since (``source_valid`` false). Answers with
     the new job's record."""
 
-    operation = staticmethod(operations.job_replan)
+    operation = staticmethod(actions.do_job_replan)

@@ -34,11 +34,9 @@ from rest_framework.views import exception_handler
 
 from conversations import selectors as conversation_selectors
 
-from .. import audit, operations
+from .. import actions, audit
+from ..actions import REASON_MAX_CHARS
 from ..keyset import MAX_ID, InvalidCursor, Keyset
-
-REASON_MAX_CHARS = 4000
-
 
 # --- errors -------------------------------------------------------------------------
 
@@ -288,8 +286,9 @@ class CheckedPagePagination(PageNumberPagination):
 
 # --- lookups and action refusals ---------------------------------------------------
 
-def refused(exc: operations.ActionRefused) -> ApiError:
-    if exc.code == "reason_required":
+def refused(exc: actions.ActionRefused) -> ApiError:
+    """An action's refusal as the API answers it."""
+    if exc.code in ("reason_required", "reason_too_long"):
         return ApiError(code=exc.code, message=exc.message, errors={"reason": [exc.message]})
     if exc.code == "invalid_verdict":
         return ApiError(code=exc.code, message=exc.message, errors={"verdict": [exc.message]})

@@ -9,10 +9,12 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import operations
+from .. import actions
 from ..models import Verdict
 from .permissions import CanReview
-from .plumbing import (ERRORS_WRITE, MAX_ID, REASON_MAX_CHARS, ApiError, StrictCharField, StrictIntegerField,
+from ..actions import REASON_MAX_CHARS
+from ..keyset import MAX_ID
+from .plumbing import (ERRORS_WRITE, ApiError, StrictCharField, StrictIntegerField,
                        StrictQueryMixin, job_or_404, refused)
 from .throttles import WriteRateThrottle
 
@@ -57,15 +59,17 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
         serializer = ReviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        if not data["note"]:
-            raise ApiError(code="reason_required", message="reason: a note (the reason for the verdict) is required",
-                           errors={"note": ["a note (the reason for the verdict) is required"],
-                                   "reason": ["a note (the reason for the verdict) is required"]})
+        try:
+            # The action checks it too; here first, so a body without one is a 400 before any lookup.
+            actions.reason_checked(data["note"], what=actions.NOTE)
+        except actions.ActionRefused as exc:
+            raise ApiError(code=exc.code, message=f"reason: {exc.message}",
+                           errors={"note": [exc.message], "reason": [exc.message]}) from None
         job = job_or_404(request, data["job"])
         try:
-            review = operations.review_record(job=job, reviewer=request.user, verdict=data["verdict"],
+            review = actions.do_review_record(job=job, reviewer=request.user, verdict=data["verdict"],
                                               note=data["note"])
-        except operations.ActionRefused as exc:
+        except actions.ActionRefused as exc:
             raise refused(exc) from None
         body = {
             "id": review.pk,

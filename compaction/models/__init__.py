@@ -16,12 +16,14 @@ Models hold data and constraints; the engine decides.
 from .admission import AdmissionSlot
 from .audit import AuditEvent
 from .generations import GenerationQuerySet, ImmutableGenerationError, SummaryGeneration
-from .jobs import Attempt, AttemptOutcome, CompactionJob, CompactionJobQuerySet, FailureCode, JobState
+from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, CompactionJob, CompactionJobQuerySet,
+                   FailureCode, JobState, attempt_limit)
 from .prompts import FROZEN_PROMPT_FIELDS, FrozenPromptError, PromptVersion
 from .reviews import Review, Verdict
 
 __all__ = [
     "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
     "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "ImmutableGenerationError",
-    "JobState", "PromptVersion", "Review", "SummaryGeneration", "Verdict",
+    "JobState", "PromptVersion", "Review", "SEGMENT_KIND", "SETTLED_STATES", "SummaryGeneration", "Verdict",
+    "attempt_limit",
 ]

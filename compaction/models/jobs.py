@@ -31,6 +31,9 @@ class JobState(models.TextChoices):
     STALE = "stale"
 
 
+# A job in one of these states waits for nothing more (until someone acts).
+SETTLED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
+
 # One failure code per contract violation; the pure contract module owns the list.
 FailureCode = models.TextChoices("FailureCode", [(code.upper(), code) for code in contract.FAILURE_CODES])
 
@@ -46,7 +49,8 @@ class CompactionJobQuerySet(models.QuerySet):
         the scanner retries. Two index lookups per row
         (``job_conversation_range``)."""
         others = CompactionJob.objects.filter(
-            conversation_id=models.OuterRef("conversation_id"), from_pair=models.OuterRef("from_pair")
+            kind=models.OuterRef("kind"), conversation_id=models.OuterRef("conversation_id"),
+            from_pair=models.OuterRef("from_pair"),
         ).exclude(pk=models.OuterRef("pk"))
         current = _bound_to_current_source()
         newer = models.Q(pk__gt=models.OuterRef("pk"))

@@ -7,7 +7,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from compaction.admission import ADVISORY_KEY, slot_acquire, slot_release, slots_in_use
+from compaction.engine.admission import ADVISORY_KEY, slot_acquire, slot_release, slots_in_use
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,10 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from compaction import services
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.claim import job_claim
+from compaction.engine.leases import jobs_reap_expired
+from compaction.engine.run import job_run
 from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from tests.compaction.conftest import RecordingProvider, ingest, live_db, subprocess_env
 from tests.compaction.openai_server import ScriptedServer
@@ -52,10 +55,10 @@ def require_postgres():
 def test_many_threads_claiming_one_job_make_exactly_one_attempt():
     require_postgres()
     conv = ingest(conversation_document(60))
-    jobs = services.conversation_plan(conversation=conv)
+    jobs = conversation_plan(conversation=conv)
     assert len(jobs) == 4
     for job in jobs:
-        claims = run_threads(8, lambda i, job=job: services.job_claim(job_id=job.pk, worker=f"w{i}",
+        claims = run_threads(8, lambda i, job=job: job_claim(job_id=job.pk, worker=f"w{i}",
                                                                        model_id=job.model_id))
         winners = [c for c in claims if c.attempt is not None]
         assert len(winners) == 1
@@ -67,9 +70,9 @@ def test_many_threads_claiming_one_job_make_exactly_one_attempt():
 def test_redelivered_runs_of_one_job_make_one_attempt_and_one_generation():
     require_postgres()
     conv = ingest(conversation_document(30))
-    (job,) = services.conversation_plan(conversation=conv)
+    (job,) = conversation_plan(conversation=conv)
     provider = RecordingProvider()
-    outcomes = run_threads(6, lambda i: services.job_run(job_id=job.pk, provider=provider, worker=f"w{i}"))
+    outcomes = run_threads(6, lambda i: job_run(job_id=job.pk, provider=provider, worker=f"w{i}"))
     assert sorted(o.status for o in outcomes).count("succeeded") == 1
     assert Attempt.objects.filter(job=job).count() == 1
     assert SummaryGeneration.objects.filter(job=job).count() == 1
@@ -79,17 +82,17 @@ def test_redelivered_runs_of_one_job_make_one_attempt_and_one_generation():
 def test_two_failed_attempts_under_concurrency_then_exhausted():
     require_postgres()
     conv = ingest(conversation_document(30))
-    (job,) = services.conversation_plan(conversation=conv)
+    (job,) = conversation_plan(conversation=conv)
     bad = RecordingProvider(result={"text": "", "finish_reason": "length"})
     for _ in range(3):
-        run_threads(4, lambda i: services.job_run(job_id=job.pk, provider=bad, worker=f"w{i}"))
+        run_threads(4, lambda i: job_run(job_id=job.pk, provider=bad, worker=f"w{i}"))
     job.refresh_from_db()
     assert job.state == JobState.EXHAUSTED and job.attempts_used == 2
     assert list(Attempt.objects.filter(job=job).values_list("failure_code", flat=True)) == ["finish_reason"] * 2
 
 
 def test_the_global_admission_bound_holds_across_threads(settings):
-    from compaction.admission import admitted
+    from compaction.engine.admission import admitted
 
     settings.COMPACTION_GLOBAL_CONCURRENCY = 2
     settings.COMPACTION_LOCAL_CONCURRENCY = 8
@@ -106,7 +109,7 @@ def test_the_global_admission_bound_holds_across_threads(settings):
 
     run_threads(6, body)
     assert peak[0] == 2
-    from compaction.admission import slots_in_use
+    from compaction.engine.admission import slots_in_use
 
     assert slots_in_use() == 0
 
@@ -117,8 +120,8 @@ def test_a_killed_workers_lease_is_reaped_and_counted():
     server.default = "hang"
     try:
         conv = ingest(conversation_document(30))
-        (job,) = services.conversation_plan(conversation=conv, model_id="test-model")
-        code = ("import django; django.setup(); from compaction.services import job_run; "
+        (job,) = conversation_plan(conversation=conv, model_id="test-model")
+        code = ("import django; django.setup(); from compaction.engine.run import job_run; "
                 f"job_run(job_id={job.pk})")
         worker = subprocess.Popen(
             [sys.executable, "-c", code],
@@ -137,7 +140,7 @@ def test_a_killed_workers_lease_is_reaped_and_counted():
         worker.wait()
     finally:
         server.close()
-    reaped = services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=2))
+    reaped = jobs_reap_expired(now=timezone.now() + timedelta(seconds=2))
     assert reaped == [job.pk]
     job.refresh_from_db()
     attempt = Attempt.objects.get(job=job)
@@ -145,7 +148,7 @@ def test_a_killed_workers_lease_is_reaped_and_counted():
     assert (attempt.outcome, attempt.failure_code, attempt.finished_at is not None) == ("failed", "lease_expired", True)
     # The dead worker's admission slot frees itself when its lease passes.
     time.sleep(1.1)
-    from compaction.admission import slots_in_use
+    from compaction.engine.admission import slots_in_use
 
     assert slots_in_use() == 0
 
@@ -153,10 +156,10 @@ def test_a_killed_workers_lease_is_reaped_and_counted():
 def test_concurrent_finishes_in_one_conversation_number_generations_without_gaps():
     require_postgres()
     conv = ingest(conversation_document(100))
-    jobs = services.conversation_plan(conversation=conv)
+    jobs = conversation_plan(conversation=conv)
     assert len(jobs) == 8
     provider = RecordingProvider()
-    outcomes = run_threads(8, lambda i: services.job_run(job_id=jobs[i].pk, provider=provider, worker=f"w{i}"))
+    outcomes = run_threads(8, lambda i: job_run(job_id=jobs[i].pk, provider=provider, worker=f"w{i}"))
     assert [o.status for o in outcomes] == ["succeeded"] * 8
     numbers = sorted(SummaryGeneration.objects.filter(conversation=conv).values_list("number", flat=True))
     assert numbers == list(range(1, 9))

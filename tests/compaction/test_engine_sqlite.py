@@ -15,7 +15,9 @@ SCRIPT = r"""
 import django
 django.setup()
 from django.core.management import call_command
-from compaction import services
+from compaction.bindings.segments import SEGMENTS, conversation_plan
+from compaction.engine.claim import job_claim
+from compaction.engine.run import job_run
 from compaction.models import Attempt, CompactionJob, ImmutableGenerationError, SummaryGeneration
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
@@ -23,12 +25,12 @@ from tests.factories import conversation_document
 
 call_command("migrate", verbosity=0)
 conv = conversation_ingest(document=validate_document(conversation_document(40)), actor="t").conversation
-jobs = services.conversation_plan(conversation=conv)
-first = services.job_claim(job=jobs[0], worker="w1", model_id=jobs[0].model_id)
-second = services.job_claim(job_id=jobs[0].pk, worker="w2", model_id=jobs[0].model_id)
+jobs = conversation_plan(conversation=conv)
+first = job_claim(job=jobs[0], worker="w1", model_id=jobs[0].model_id)
+second = job_claim(job_id=jobs[0].pk, worker="w2", model_id=jobs[0].model_id)
 assert first.attempt.number == 1 and second.refused == "state_running", (first, second)
 CompactionJob.objects.filter(pk=jobs[0].pk).update(state="pending", lease_owner="")
-outcomes = [services.job_run(job_id=j.pk) for j in jobs]
+outcomes = [job_run(job_id=j.pk) for j in jobs]
 assert [o.status for o in outcomes] == ["succeeded", "succeeded"], outcomes
 gen = SummaryGeneration.objects.first()
 gen.text = "x"
@@ -40,15 +42,15 @@ except ImmutableGenerationError:
 # The claim statement alone refuses a duplicated id (json_each on SQLite).
 conv2 = conversation_ingest(document=validate_document(conversation_document(30, external_id="c2", prefix="q")),
                             actor="t").conversation
-(broken,) = services.conversation_plan(conversation=conv2)
+(broken,) = conversation_plan(conversation=conv2)
 CompactionJob.objects.filter(pk=broken.pk).update(message_ids=broken.message_ids[:19] + [broken.message_ids[0]])
 broken.refresh_from_db()
-services.binding_problem = lambda job: ""
-assert services.job_claim(job=broken, worker="w", model_id=broken.model_id).attempt is None
+SEGMENTS.shape_problem = lambda job: ""
+assert job_claim(job=broken, worker="w", model_id=broken.model_id).attempt is None
 
 # Admission rows: one global slot; a dead holder's row frees itself after its expiry.
 import time
-from compaction.admission import slot_acquire, slot_release, slots_in_use
+from compaction.engine.admission import slot_acquire, slot_release, slots_in_use
 assert slot_acquire(holder="dead", lease_seconds=1) == 0
 assert slot_acquire(holder="other", lease_seconds=60) is None and slots_in_use() == 1
 time.sleep(1.1)

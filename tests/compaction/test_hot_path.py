@@ -7,19 +7,22 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from compaction import services
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.claim import job_claim
+from compaction.engine.prepared import execute_prepared
+from compaction.engine.run import job_load, job_run
 from compaction.models import CompactionJob, JobState
 from conversations.models import Message
 
 
 def plan(conv):
-    return services.conversation_plan(conversation=conv)
+    return conversation_plan(conversation=conv)
 
 
 def test_job_load_gives_the_same_job_and_prompt_version_as_the_orm(make_conversation):
     (planned,) = plan(make_conversation(30))
-    services.job_claim(job_id=planned.pk, worker="w1", model_id=planned.model_id)  # sets a lease time
-    loaded = services.job_load(planned.pk)
+    job_claim(job_id=planned.pk, worker="w1", model_id=planned.model_id)  # sets a lease time
+    loaded = job_load(planned.pk)
     orm = CompactionJob.objects.select_related("prompt_version").get(pk=planned.pk)
     for field in CompactionJob._meta.concrete_fields:
         assert getattr(loaded, field.attname) == getattr(orm, field.attname), field.name
@@ -32,7 +35,7 @@ def test_job_load_gives_the_same_job_and_prompt_version_as_the_orm(make_conversa
 
 
 def test_job_load_of_a_missing_job_is_none(db):
-    assert services.job_load(987654321) is None
+    assert job_load(987654321) is None
 
 
 needs_pg = pytest.mark.skipif("connection.vendor != 'postgresql'")
@@ -53,7 +56,7 @@ def test_the_claim_and_the_finish_are_prepared_once_per_connection(make_conversa
     jobs = plan(make_conversation(40))
     before = _prepared()
     for job in jobs:
-        assert services.job_run(job_id=job.pk, provider=recording_provider).status == "succeeded"
+        assert job_run(job_id=job.pk, provider=recording_provider).status == "succeeded"
     after = _prepared()
     for marker in ("WITH claimed AS", "WITH moved AS"):
         assert len([sql for sql, _ in after if marker in sql]) == 1  # one prepared statement each
@@ -70,10 +73,10 @@ def test_a_prepared_statement_joins_the_open_transaction_and_its_errors_are_djan
     (job,) = plan(make_conversation(30))
     with pytest.raises(IntegrityError):  # django.db's, so callers' handlers still work
         with transaction.atomic():
-            services._execute_prepared(
+            execute_prepared(
                 "UPDATE compaction_compactionjob SET state = 'running' WHERE id = %s RETURNING id", [job.pk])
             assert CompactionJob.objects.get(pk=job.pk).state == JobState.RUNNING  # same transaction
-            services._execute_prepared(
+            execute_prepared(
                 "UPDATE compaction_compactionjob SET from_pair = NULL WHERE id = %s RETURNING id", [job.pk])
     assert CompactionJob.objects.get(pk=job.pk).state == JobState.PENDING  # rolled back with it
 
@@ -82,17 +85,17 @@ def test_a_prepared_statement_joins_the_open_transaction_and_its_errors_are_djan
 def test_a_claimable_job_loads_with_its_bound_messages_and_a_finished_one_without(make_conversation,
                                                                                  recording_provider):
     (job,) = plan(make_conversation(30))
-    loaded = services.job_load(job.pk)
+    loaded = job_load(job.pk)
     stored = dict(Message.objects.filter(conversation_id=job.conversation_id).values_list("external_id", "content"))
     assert loaded.bound_messages == {i: stored[i] for i in job.message_ids}
-    services.job_run(job_id=job.pk, provider=recording_provider)
-    assert not hasattr(services.job_load(job.pk), "bound_messages")  # a no-op redelivery reads no messages
+    job_run(job_id=job.pk, provider=recording_provider)
+    assert not hasattr(job_load(job.pk), "bound_messages")  # a no-op redelivery reads no messages
 
 
 def test_a_bound_message_edited_behind_the_ingest_is_never_summarised(make_conversation, recording_provider):
     conv = make_conversation(30)
     (job,) = plan(conv)
     Message.objects.filter(conversation=conv, external_id="a-3").update(content="not what was bound")
-    outcome = services.job_run(job_id=job.pk, provider=recording_provider)
+    outcome = job_run(job_id=job.pk, provider=recording_provider)
     assert (outcome.status, outcome.failure_code) == ("stale", "source_changed")
     assert recording_provider.requests == []

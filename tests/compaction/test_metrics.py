@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from compaction import services
-from compaction.metrics import compaction_event
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.run import job_run
+from compaction.engine.metrics import compaction_event
 from tests.compaction.conftest import RecordingProvider, ingest
 from tests.factories import conversation_document
 
@@ -19,10 +20,10 @@ def test_events_carry_range_attempt_code_tokens_and_latency(db, caplog):
     compaction_event.connect(listener)
     try:
         conv = ingest(conversation_document(30))
-        (job,) = services.conversation_plan(conversation=conv)
+        (job,) = conversation_plan(conversation=conv)
         with caplog.at_level(logging.INFO, logger="compaction.events"):
-            services.job_run(job_id=job.pk, provider=RecordingProvider(result={"text": "", "finish_reason": "length"}))
-            services.job_run(job_id=job.pk, provider=RecordingProvider())
+            job_run(job_id=job.pk, provider=RecordingProvider(result={"text": "", "finish_reason": "length"}))
+            job_run(job_id=job.pk, provider=RecordingProvider())
     finally:
         compaction_event.disconnect(listener)
     assert [e for e, _ in received] == ["compacting", "compaction_failed", "compacting", "compacted"]
@@ -37,8 +38,8 @@ def test_events_carry_range_attempt_code_tokens_and_latency(db, caplog):
 
 def test_metrics_endpoint_serves_counters_histograms_and_job_states(db, client):
     conv = ingest(conversation_document(30))
-    (job,) = services.conversation_plan(conversation=conv)
-    services.job_run(job_id=job.pk, provider=RecordingProvider())
+    (job,) = conversation_plan(conversation=conv)
+    job_run(job_id=job.pk, provider=RecordingProvider())
     response = client.get("/metrics")
     assert response.status_code == 200
     body = response.content.decode()

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from compaction import services
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.run import job_run
 from compaction.contract import check
 from compaction.models import Attempt, JobState, SummaryGeneration
 from compaction.providers.base import Answer, SummaryRequest
@@ -94,10 +95,10 @@ def openai_settings(settings, server):
 def test_through_the_engine_each_reply_is_one_attempt_with_its_code(openai_settings, server, make_conversation,
                                                                     script, code):
     conv = make_conversation(30)
-    (job,) = services.conversation_plan(conversation=conv)
+    (job,) = conversation_plan(conversation=conv)
     assert job.model_id == "test-model"
     server.queue(script)
-    outcome = services.job_run(job_id=job.pk)
+    outcome = job_run(job_id=job.pk)
     attempt = Attempt.objects.get(job=job)
     assert attempt.failure_code == outcome.failure_code == code
     assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
@@ -127,9 +128,9 @@ def _run_once_against(reply, server, make_conversation, monkeypatch):
     from tests.compaction import openai_server
 
     monkeypatch.setitem(openai_server.SCRIPTS, "odd", reply)
-    (job,) = services.conversation_plan(conversation=make_conversation(30))
+    (job,) = conversation_plan(conversation=make_conversation(30))
     server.queue("odd")
-    outcome = services.job_run(job_id=job.pk)
+    outcome = job_run(job_id=job.pk)
     job.refresh_from_db()
     return job, outcome, Attempt.objects.get(job=job)
 

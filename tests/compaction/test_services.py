@@ -9,7 +9,11 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from compaction import services
+from compaction.bindings.segments import SEGMENTS, conversation_plan
+from compaction.engine.claim import job_claim
+from compaction.engine.finish import attempt_finish
+from compaction.engine.leases import jobs_reap_expired, jobs_take_due
+from compaction.engine.run import job_run
 from compaction.contract import ProviderResult
 from compaction.models import (Attempt, CompactionJob, FrozenPromptError, ImmutableGenerationError, JobState,
                                PromptVersion, SummaryGeneration)
@@ -20,11 +24,11 @@ FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
 
 
 def plan(conv):
-    return services.conversation_plan(conversation=conv)
+    return conversation_plan(conversation=conv)
 
 
 def plan_with(conv, **binding):
-    return services.conversation_plan(conversation=conv, **binding)
+    return conversation_plan(conversation=conv, **binding)
 
 
 def test_thirty_pairs_plan_one_job_bound_to_its_source(make_conversation):
@@ -40,7 +44,7 @@ def test_thirty_pairs_plan_one_job_bound_to_its_source(make_conversation):
 def test_a_good_attempt_writes_one_generation_with_the_binding_copied_in(make_conversation, recording_provider):
     conv = make_conversation(40)
     jobs = plan(conv)
-    outcomes = [services.job_run(job_id=j.pk, provider=recording_provider) for j in jobs]
+    outcomes = [job_run(job_id=j.pk, provider=recording_provider) for j in jobs]
     assert [o.status for o in outcomes] == ["succeeded", "succeeded"]
     gens = list(SummaryGeneration.objects.filter(conversation=conv).order_by("number"))
     assert [g.number for g in gens] == [1, 2]
@@ -62,7 +66,7 @@ def test_the_summariser_receives_only_the_ten_assistant_answers_never_user_text(
             m["content"] = f"USER-SECRET-{m['id']} please remember my passport number X99"
     conv = ingest(doc)
     (job,) = plan(conv)
-    outcome = services.job_run(job_id=job.pk, provider=recording_provider)
+    outcome = job_run(job_id=job.pk, provider=recording_provider)
     assert outcome.status == "succeeded", outcome
     (request,) = recording_provider.requests
     assert [a.message_id for a in request.answers] == [f"a-{i}" for i in range(10)]
@@ -75,11 +79,11 @@ def test_two_failed_attempts_exhaust_the_job(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
     bad = RecordingProvider(result=FAIL_EMPTY)
-    first = services.job_run(job_id=job.pk, provider=bad)
+    first = job_run(job_id=job.pk, provider=bad)
     assert (first.status, first.failure_code, first.attempt) == ("failed", "empty", 1)
-    second = services.job_run(job_id=job.pk, provider=bad)
+    second = job_run(job_id=job.pk, provider=bad)
     assert (second.status, second.failure_code, second.attempt) == ("exhausted", "empty", 2)
-    third = services.job_run(job_id=job.pk, provider=bad)
+    third = job_run(job_id=job.pk, provider=bad)
     assert third.status == "skipped"
     assert Attempt.objects.filter(job=job).count() == 2
     assert len(bad.requests) == 2
@@ -90,7 +94,7 @@ def test_a_failed_attempt_keeps_what_the_model_returned_up_to_the_cap(make_conve
     conv = make_conversation(30)
     (job,) = plan(conv)
     long = RecordingProvider(result={"text": "y" * 6001, "finish_reason": "stop", "raw": "y" * 6001})
-    outcome = services.job_run(job_id=job.pk, provider=long)
+    outcome = job_run(job_id=job.pk, provider=long)
     attempt = Attempt.objects.get(job=job)
     assert outcome.failure_code == attempt.failure_code == "too_long"
     assert attempt.raw_output == "y" * 100 and attempt.raw_output_truncated
@@ -104,7 +108,7 @@ def test_an_edited_message_makes_the_job_stale_and_it_never_runs(make_conversati
     ingest(doc)
     job.refresh_from_db()
     assert job.state == JobState.STALE  # the ingest transaction marked it
-    outcome = services.job_run(job_id=job.pk, provider=recording_provider)
+    outcome = job_run(job_id=job.pk, provider=recording_provider)
     assert outcome.status == "skipped" and recording_provider.requests == []
     (new_job,) = plan(conv)
     assert new_job.source_digest != job.source_digest
@@ -115,7 +119,7 @@ def test_a_succeeded_job_records_when_its_source_changed_and_an_undo_clears_it(
     conv = make_conversation(40)
     first, second = plan(conv)
     for job in (first, second):
-        services.job_run(job_id=job.pk, provider=recording_provider)
+        job_run(job_id=job.pk, provider=recording_provider)
     doc = conversation_document(40)
     doc["messages"][5]["content"] = "Answer 2, corrected."
     ingest(doc)
@@ -159,7 +163,7 @@ def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conve
     (job,) = plan(conv)
     # A digest that moved without the ingest hook (e.g. a bulk repair).
     Segment.objects.filter(conversation=conv).update(digest="0" * 64)
-    claim = services.job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
     assert claim.attempt is None and claim.refused == "source_changed"
     job.refresh_from_db()
     assert job.state == JobState.STALE and job.attempts_used == 0
@@ -168,7 +172,7 @@ def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conve
 def test_claim_refuses_another_model(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    claim = services.job_claim(job_id=job.pk, worker="w", model_id="gpt-other")
+    claim = job_claim(job_id=job.pk, worker="w", model_id="gpt-other")
     assert claim.attempt is None and claim.refused == "model_mismatch"
     job.refresh_from_db()
     assert job.state == JobState.PENDING and job.attempts_used == 0
@@ -178,7 +182,7 @@ def test_claim_refuses_a_binding_without_twenty_distinct_ids(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
     CompactionJob.objects.filter(pk=job.pk).update(message_ids=job.message_ids[:19] + [job.message_ids[0]])
-    claim = services.job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
     assert claim.attempt is None and claim.refused == "invalid_binding"
     assert CompactionJob.objects.get(pk=job.pk).state == JobState.STALE
 
@@ -186,8 +190,8 @@ def test_claim_refuses_a_binding_without_twenty_distinct_ids(make_conversation):
 def test_claim_refuses_a_running_job(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    first = services.job_claim(job_id=job.pk, worker="w1", model_id=job.model_id)
-    second = services.job_claim(job_id=job.pk, worker="w2", model_id=job.model_id)
+    first = job_claim(job_id=job.pk, worker="w1", model_id=job.model_id)
+    second = job_claim(job_id=job.pk, worker="w2", model_id=job.model_id)
     assert first.attempt.number == 1 and second.attempt is None and second.refused == "state_running"
 
 
@@ -202,7 +206,7 @@ def test_source_changing_during_the_attempt_fails_it_as_source_changed(make_conv
             ingest(doc)
             return super().summarise(request)
 
-    outcome = services.job_run(job_id=job.pk, provider=EditingProvider())
+    outcome = job_run(job_id=job.pk, provider=EditingProvider())
     assert (outcome.status, outcome.failure_code) == ("stale", "source_changed")
     assert not SummaryGeneration.objects.filter(job=job).exists()
 
@@ -210,9 +214,9 @@ def test_source_changing_during_the_attempt_fails_it_as_source_changed(make_conv
 def test_an_expired_lease_is_reaped_as_a_failed_attempt(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    claim = services.job_claim(job_id=job.pk, worker="dead-worker", model_id=job.model_id, lease_seconds=0)
+    claim = job_claim(job_id=job.pk, worker="dead-worker", model_id=job.model_id, lease_seconds=0)
     assert claim.attempt
-    reaped = services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    reaped = jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
     assert reaped == [job.pk]
     job.refresh_from_db()
     attempt = Attempt.objects.get(job=job)
@@ -221,7 +225,7 @@ def test_an_expired_lease_is_reaped_as_a_failed_attempt(make_conversation):
     # A late answer from the dead worker is dropped, not written.
     from compaction.contract import ContractResult, ProviderResult
 
-    late = services.attempt_finish(job=job, attempt=attempt, worker="dead-worker",
+    late = attempt_finish(job=job, attempt=attempt, worker="dead-worker",
                                    result=ProviderResult(text="late", finish_reason="stop"), judged=ContractResult(True))
     assert late.status == "lost" and not SummaryGeneration.objects.filter(job=job).exists()
 
@@ -230,19 +234,19 @@ def test_reaping_the_last_attempt_exhausts_the_job(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
     CompactionJob.objects.filter(pk=job.pk).update(max_attempts=1)
-    services.job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
-    services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
+    jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
     assert CompactionJob.objects.get(pk=job.pk).state == JobState.EXHAUSTED
 
 
 def test_failed_jobs_are_due_for_retry_only_after_the_delay(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=RecordingProvider(result=FAIL_EMPTY))
-    assert services.jobs_take_due(retry_delay=60) == []
+    job_run(job_id=job.pk, provider=RecordingProvider(result=FAIL_EMPTY))
+    assert jobs_take_due(retry_delay=60) == []
     later = timezone.now() + timedelta(seconds=61)
-    assert services.jobs_take_due(now=later, retry_delay=60) == [job.pk]
-    assert services.jobs_take_due(now=later, retry_delay=60) == []  # taken once per delay
+    assert jobs_take_due(now=later, retry_delay=60) == [job.pk]
+    assert jobs_take_due(now=later, retry_delay=60) == []  # taken once per delay
 
 
 def test_the_scanner_retries_neither_another_models_job_nor_one_a_newer_job_replaced(make_conversation):
@@ -256,7 +260,7 @@ def test_the_scanner_retries_neither_another_models_job_nor_one_a_newer_job_repl
         CompactionJob.objects.filter(pk=job.pk).update(state=JobState.FAILED, attempts_used=1)
     plan(conv)  # @3 jobs for both ranges: they replace the @2 ones
     later = timezone.now() + timedelta(seconds=61)
-    due = services.jobs_take_due(now=later, retry_delay=60)
+    due = jobs_take_due(now=later, retry_delay=60)
     assert old_prompt.pk not in due and other_range.pk not in due and other_model.pk not in due
 
 
@@ -264,7 +268,7 @@ def test_the_scanner_retries_neither_another_models_job_nor_one_a_newer_job_repl
 def test_the_model_call_runs_outside_any_transaction(recording_provider):
     conv = ingest(conversation_document(30))
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     assert recording_provider.in_transaction == [False]
     assert not connection.in_atomic_block
 
@@ -277,7 +281,7 @@ def test_first_use_freezes_the_prompt_version_and_the_orm_refuses_template_edits
     assert pv.frozen_at is None
     pv.description = "still editable"
     pv.save()
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     pv = PromptVersion.objects.get(pk=job.prompt_version_id)
     assert pv.frozen_at is not None
     pv.user_template = "something else {answers}"
@@ -296,7 +300,7 @@ def test_postgres_refuses_raw_sql_edits_of_a_frozen_prompt(make_conversation, re
         pytest.skip("the trigger exists on PostgreSQL")
     conv = make_conversation(30)
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     with pytest.raises(DatabaseError, match="frozen"), transaction.atomic(), connection.cursor() as cur:
         cur.execute("UPDATE compaction_promptversion SET user_template = 'x' WHERE id = %s", [job.prompt_version_id])
 
@@ -304,7 +308,7 @@ def test_postgres_refuses_raw_sql_edits_of_a_frozen_prompt(make_conversation, re
 def test_generations_are_immutable_in_the_orm(make_conversation, recording_provider):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     gen = SummaryGeneration.objects.get(job=job)
     gen.text = "rewritten"
     with pytest.raises(ImmutableGenerationError):
@@ -326,7 +330,7 @@ def test_postgres_trigger_refuses_raw_sql_on_a_generation(make_conversation, rec
         pytest.skip("the trigger exists on PostgreSQL")
     conv = make_conversation(30)
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     gen = SummaryGeneration.objects.get(job=job)
     with pytest.raises(DatabaseError, match="immutable"), transaction.atomic(), connection.cursor() as cur:
         cur.execute(statement, [gen.pk])
@@ -337,14 +341,14 @@ def test_a_duplicated_message_for_the_first_attempt_cannot_become_the_second(mak
     conv = make_conversation(30)
     (job,) = plan(conv)
     bad = RecordingProvider(result=FAIL_EMPTY)
-    first = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    first = job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
     assert (first.status, first.attempt) == ("failed", 1)
-    duplicate = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    duplicate = job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
     assert (duplicate.status, duplicate.detail) == ("skipped", "attempt_already_made")
-    claim = services.job_claim(job_id=job.pk, worker="w", model_id=job.model_id, expected_attempts_used=0)
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id, expected_attempts_used=0)
     assert claim.attempt is None and claim.refused == "attempt_already_made"
     assert Attempt.objects.filter(job=job).count() == 1 and len(bad.requests) == 1
-    retry = services.job_run(job_id=job.pk, provider=bad, expected_attempts_used=1)
+    retry = job_run(job_id=job.pk, provider=bad, expected_attempts_used=1)
     assert (retry.status, retry.attempt) == ("exhausted", 2)
 
 
@@ -359,8 +363,8 @@ def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, 
     CompactionJob.objects.filter(pk=job.pk).update(message_ids=ids(job.message_ids))
     job.refresh_from_db()
     # Without the Python pre-check, the conditional UPDATE must refuse alone.
-    monkeypatch.setattr(services, "binding_problem", lambda job: "")
-    claim = services.job_claim(job=job, worker="w", model_id=job.model_id)
+    monkeypatch.setattr(SEGMENTS, "shape_problem", lambda job: "")
+    claim = job_claim(job=job, worker="w", model_id=job.model_id)
     assert claim.attempt is None
     assert Attempt.objects.filter(job=job).count() == 0
 
@@ -391,7 +395,7 @@ def test_a_range_planned_again_with_its_old_source_revives_its_stale_job(make_co
     assert conv.segments.get().digest == job.source_digest
     job.refresh_from_db()
     assert (job.state, job.source_changed_at) == (JobState.PENDING, None)
-    outcome = services.job_run(job_id=job.pk, provider=RecordingProvider())
+    outcome = job_run(job_id=job.pk, provider=RecordingProvider())
     assert outcome.status == "succeeded"
 
 
@@ -401,7 +405,7 @@ def test_a_succeeded_range_planned_again_with_its_old_source_is_not_marked_chang
 
     conv = make_conversation(30)
     (job,) = plan(conv)
-    services.job_run(job_id=job.pk, provider=recording_provider)
+    job_run(job_id=job.pk, provider=recording_provider)
     ingest(_cancel_last_run(conversation_document(30)))
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED and job.source_changed_at is not None
@@ -422,7 +426,7 @@ def test_the_configured_attempt_limit_binds_new_jobs(make_conversation, settings
     (job,) = plan(conv)
     assert job.max_attempts == 3
     bad = RecordingProvider(result=FAIL_EMPTY)
-    outcomes = [services.job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
+    outcomes = [job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
     assert outcomes == ["failed", "failed", "exhausted", "skipped"]
 
 
@@ -445,7 +449,7 @@ def test_a_job_whose_source_changed_while_its_attempt_failed_ends_stale(make_con
     conv = make_conversation(30)
     (job,) = plan(conv)
     CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
-    outcome = services.job_run(job_id=job.pk, provider=_EditThenFail())
+    outcome = job_run(job_id=job.pk, provider=_EditThenFail())
     job.refresh_from_db()
     attempt = Attempt.objects.get(job=job)
     assert (attempt.outcome, attempt.failure_code) == ("failed", "empty")  # what really happened
@@ -459,11 +463,11 @@ def test_a_reaped_job_whose_source_changed_meanwhile_ends_stale(make_conversatio
     conv = make_conversation(30)
     (job,) = plan(conv)
     CompactionJob.objects.filter(pk=job.pk).update(max_attempts=max_attempts)
-    services.job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
+    job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
     doc = conversation_document(30)
     doc["messages"][1]["content"] = "Answer 0, edited while the worker hung."
     ingest(doc)
-    assert services.jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
     job.refresh_from_db()
     attempt = Attempt.objects.get(job=job)
     assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")

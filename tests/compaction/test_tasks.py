@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from compaction import services
+from compaction import bindings
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.claim import job_claim
 from compaction.config.celery import app
 from compaction.models import Attempt, CompactionJob, JobState
 from compaction.tasks import reap_and_scan, run_job
@@ -25,8 +27,8 @@ def test_the_scanner_reaps_an_expired_lease_retries_it_and_plans_new_ranges(
         db, eager, settings, django_capture_on_commit_callbacks):
     settings.COMPACTION_RETRY_DELAY_SECONDS = 0
     first = ingest(conversation_document(30, external_id="c1"))
-    (job,) = services.conversation_plan(conversation=first)
-    services.job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
+    (job,) = conversation_plan(conversation=first)
+    job_claim(job_id=job.pk, worker="dead", model_id=job.model_id, lease_seconds=0)
     second = ingest(conversation_document(30, external_id="c2", prefix="z"))
     time.sleep(0.01)
     with django_capture_on_commit_callbacks(execute=True):
@@ -41,7 +43,7 @@ def test_the_scanner_reaps_an_expired_lease_retries_it_and_plans_new_ranges(
 
 def test_run_job_reports_its_outcome_and_is_a_no_op_when_redelivered(db):
     conv = ingest(conversation_document(30))
-    (job,) = services.conversation_plan(conversation=conv)
+    (job,) = conversation_plan(conversation=conv)
     first = run_job(job.pk, 0)
     again = run_job(job.pk, 0)
     assert (first["status"], first["attempt"]) == ("succeeded", 1) and first["generation"]
@@ -53,14 +55,14 @@ def test_planning_many_conversations_plans_each_and_one_failure_holds_up_no_othe
     from compaction.tasks import plan_conversations
 
     convs = [ingest(conversation_document(30, external_id=f"p{i}", prefix=f"p{i}")) for i in range(3)]
-    real = services.conversation_plan_and_enqueue
+    real = bindings.conversation_plan_and_enqueue
 
     def flaky(*, conversation):
         if conversation.pk == convs[1].pk:
             raise RuntimeError("database hiccup")
         return real(conversation=conversation)
 
-    monkeypatch.setattr(services, "conversation_plan_and_enqueue", flaky)
+    monkeypatch.setattr(bindings, "conversation_plan_and_enqueue", flaky)
     planned = plan_conversations([c.pk for c in convs] + [999_999])
     assert set(planned) == {convs[0].pk, convs[2].pk, 999_999} and planned[999_999] == []
     assert set(CompactionJob.objects.values_list("conversation_id", flat=True)) == {convs[0].pk, convs[2].pk}

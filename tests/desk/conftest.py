@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, SummaryGeneration
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document, make_user

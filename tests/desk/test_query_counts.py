@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from tests.desk.conftest import ingest, make_failed, make_succeeded
 from tests.factories import conversation_document
 
@@ -53,13 +53,13 @@ def test_conversation_page_query_count_is_independent_of_its_size(as_user, world
 
 
 def test_segment_page_query_count_is_independent_of_attempts_and_reviews(as_user, world):
-    from compaction.operations import review_record
+    from compaction.actions import do_review_record
 
     client = as_user(world.operator)
     url = reverse("desk-job", args=[world.failed.pk])
     small, _ = queries(client, url)
     for i in range(5):
-        review_record(job=world.failed, reviewer=world.support, verdict="needs_work", note=f"note {i}")
+        do_review_record(job=world.failed, reviewer=world.support, verdict="needs_work", note=f"note {i}")
     grow(3, 40)
     large, sql = queries(client, url)
     assert large == small, sql
@@ -67,13 +67,13 @@ def test_segment_page_query_count_is_independent_of_attempts_and_reviews(as_user
 
 @pytest.mark.parametrize("name", ["desk-queue", "desk-activity"])
 def test_list_pages_query_count_is_independent_of_data_size(as_user, world, name, django_capture_on_commit_callbacks):
-    from compaction.operations import job_rerun
+    from compaction.actions import do_job_rerun
 
     client = as_user(world.operator)
     small, _ = queries(client, reverse(name))
     grow(4, 50)
     with django_capture_on_commit_callbacks():
         for job in world.conversation.compaction_jobs.filter(state="exhausted"):
-            job_rerun(job=job, actor=world.operator, reason="grow the log")
+            do_job_rerun(job=job, actor=world.operator, reason="grow the log")
     large, sql = queries(client, reverse(name))
     assert large == small, sql

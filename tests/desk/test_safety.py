@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from compaction.models import CompactionJob
-from compaction.operations import review_record
-from compaction.services import conversation_plan
+from compaction.actions import do_review_record
+from compaction.bindings.segments import conversation_plan
 from tests.desk.conftest import XSS, ingest, make_failed, make_succeeded
 from tests.factories import conversation_document, make_user
 
@@ -33,11 +33,11 @@ def hostile(db, django_capture_on_commit_callbacks):
     doc["messages"][1]["content"] = "edited " + XSS
     ingest(doc)
     operator = make_user("op", role="operator")
-    review_record(job=succeeded, reviewer=operator, verdict="needs_work", note="note " + XSS)
-    from compaction.operations import job_rerun
+    do_review_record(job=succeeded, reviewer=operator, verdict="needs_work", note="note " + XSS)
+    from compaction.actions import do_job_rerun
 
     with django_capture_on_commit_callbacks():
-        job_rerun(job=CompactionJob.objects.get(pk=failed.pk), actor=operator, reason="reason " + XSS)
+        do_job_rerun(job=CompactionJob.objects.get(pk=failed.pk), actor=operator, reason="reason " + XSS)
     CompactionJob.objects.filter(pk=failed.pk).update(state="failed")
     return conversation, succeeded, failed, operator
 

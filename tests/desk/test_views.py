@@ -98,12 +98,12 @@ def test_conversations_filters(as_user, world, query, present, absent):
 
 
 def test_verdict_filter_uses_the_latest_verdict_of_each_job(as_user, world):
-    from compaction.operations import review_record
+    from compaction.actions import do_review_record
 
-    review_record(job=world.succeeded, reviewer=world.support, verdict="needs_work", note="too vague")
+    do_review_record(job=world.succeeded, reviewer=world.support, verdict="needs_work", note="too vague")
     client = as_user(world.staff)
     assert ">conv-a<" in client.get("/?verdict=needs_work").content.decode()
-    review_record(job=world.succeeded, reviewer=world.support, verdict="approved", note="fixed by re-read")
+    do_review_record(job=world.succeeded, reviewer=world.support, verdict="approved", note="fixed by re-read")
     assert ">conv-a<" not in client.get("/?verdict=needs_work").content.decode()
     assert ">conv-a<" in client.get("/?verdict=approved").content.decode()
 
@@ -460,9 +460,18 @@ def test_reviewers_record_a_verdict_and_it_is_audited(as_user, world, role):
 
 def test_verdict_over_htmx_returns_the_review_region(as_user, world):
     response = as_user(world.support).post(reverse("desk-job-review", args=[world.succeeded.pk]),
-                                           {"verdict": "approved"}, HTTP_HX_REQUEST="true")
+                                           {"verdict": "approved", "note": "matches"}, HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="review"') and "Verdict recorded." in html
+
+
+@pytest.mark.parametrize("note", ["", "   "])
+def test_verdict_without_a_note_is_refused_and_says_why(as_user, world, note):
+    # The note is the verdict's reason: required on the desk as in the API (issue 10).
+    response = as_user(world.support).post(reverse("desk-job-review", args=[world.succeeded.pk]),
+                                           {"verdict": "approved", "note": note})
+    assert response.status_code == 400 and not Review.objects.exists()
+    assert "Give a note" in response.content.decode()
 
 
 def test_verdict_without_a_choice_is_400(as_user, world):
@@ -493,8 +502,8 @@ def test_queue_lists_failed_and_exhausted_ranges_in_the_users_scopes(as_user, wo
 
 
 def test_queue_leaves_out_a_job_whose_range_a_newer_job_covers(as_user, world):
-    from compaction import services
-    from compaction.services import conversation_plan
+    from compaction.bindings.segments import conversation_plan
+    from compaction.engine.run import job_run
     from tests.desk.conftest import ingest
     from tests.factories import conversation_document
 
@@ -509,7 +518,7 @@ def test_queue_leaves_out_a_job_whose_range_a_newer_job_covers(as_user, world):
     assert "Bind this range to its current source" not in html
     assert f"Job <a href=\"{reverse('desk-job', args=[newer.pk])}\">#{newer.pk}</a>" in html
     assert "the projection gives these pairs raw" in html
-    outcome = services.job_run(job_id=newer.pk)
+    outcome = job_run(job_id=newer.pk)
     assert outcome.status == "succeeded", outcome
     html = client.get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
     assert f"job #{newer.pk}'s summary covers these pairs now" in html
@@ -645,9 +654,9 @@ def test_activity_hides_other_scopes_events(as_user, world, django_capture_on_co
 
 
 def test_activity_filters(as_user, world, django_capture_on_commit_callbacks):
-    from compaction.operations import review_record
+    from compaction.actions import do_review_record
 
-    review_record(job=world.succeeded, reviewer=world.support, verdict="approved", note="looks right")
+    do_review_record(job=world.succeeded, reviewer=world.support, verdict="approved", note="looks right")
     with django_capture_on_commit_callbacks():
         rerun_post(as_user(world.operator), world.failed, reason="retry")
     client = as_user(world.staff)

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, Review, SummaryGeneration
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document, make_user, token_for

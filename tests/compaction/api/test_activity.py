@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.operations import audit_record, job_rerun, review_record
+from compaction.actions import activity_log, do_job_rerun, do_review_record
+from compaction.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def events(users, history):
-    job_rerun(job=history["failed"], actor=users["operator"], reason="outage over")
-    review_record(job=history["done"], reviewer=users["support"], verdict="approved", note="checked")
-    audit_record(actor=users["operator"], action="job.rerun", target_type="job", target_id=history["pending"].pk,
+    do_job_rerun(job=history["failed"], actor=users["operator"], reason="outage over")
+    do_review_record(job=history["done"], reviewer=users["support"], verdict="approved", note="checked")
+    activity_log(actor=users["operator"], action="job.rerun", target_type="job", target_id=history["pending"].pk,
                  reason="other scope", scope="other", job=history["pending"])
-    audit_record(actor=None, action="system.note", target_type="system", target_id="-", reason="no scope")
+    # An event without a scope (none of the actions writes one): staff only.
+    AuditEvent.objects.create(actor_label="system", action="system.note", target_type="system", target_id="-",
+                              reason="no scope")
 
 
 def test_activity_lists_events_newest_first_with_their_fields(clients, events, history):
@@ -58,11 +61,11 @@ def test_activity_job_and_conversation_filters(clients, events, history):
 
 def test_activity_pages_are_stable_while_events_arrive(clients, events, users):
     first = clients["staff"].get("/api/v1/activity/", {"page_size": 2}).json()
-    audit_record(actor=users["staff"], action="late.event", target_type="job", target_id=1, scope="default")
+    late = activity_log(actor=users["staff"], action="job.rerun", target_type="job", target_id=1, scope="default")
     second = clients["staff"].get(first["next"]).json()
     walked = [e["id"] for e in first["results"] + second["results"]]
     assert len(walked) == len(set(walked)) == 4 and second["next"] is None
-    assert "late.event" not in [e["action"] for e in first["results"] + second["results"]]
+    assert late.pk not in walked
 
 
 @pytest.mark.parametrize(

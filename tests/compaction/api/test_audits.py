@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from compaction.models import CompactionJob, JobState
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
 from tests.compaction.api.conftest import client_for, exhaust, ingest, succeed
@@ -234,10 +234,10 @@ def test_cursor_is_stable_while_rows_are_inserted_between_pages(clients, history
 
 
 def test_cursor_of_another_list_is_refused(clients, history):
-    from compaction.operations import audit_record
+    from compaction.actions import activity_log
 
     for _ in range(3):
-        audit_record(actor=None, action="test.event", target_type="job", target_id=1, scope="default")
+        activity_log(actor=None, action="job.rerun", target_type="job", target_id=1, scope="default")
     activity_cursor = clients["staff"].get("/api/v1/activity/", {"page_size": 1}).json()["next_cursor"]
     response = clients["staff"].get("/api/v1/audits/", {"cursor": activity_cursor})
     assert response.status_code == 400 and response.json()["code"] == "invalid_cursor"

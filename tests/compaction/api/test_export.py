@@ -11,7 +11,7 @@ import pytest
 from django.http import StreamingHttpResponse
 
 from compaction.audit import CSV_COLUMNS
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from tests.compaction.api.conftest import exhaust, ingest, succeed
 
 pytestmark = pytest.mark.django_db

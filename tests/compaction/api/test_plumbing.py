@@ -8,7 +8,7 @@ import pytest
 
 from compaction.keyset import MAX_ID
 from compaction.models import CompactionJob
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from tests.compaction.api.conftest import client_for, ingest
 
 pytestmark = pytest.mark.django_db

@@ -30,7 +30,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import AdmissionSlot
+from ..models import AdmissionSlot
 from .prepared import execute_prepared
 
 # 'comp' as a 32-bit integer: the advisory-lock namespace of admission slots.
@@ -86,7 +86,7 @@ def slot_acquire(*, holder: str, lease_seconds: int) -> int | None:
         start = random.randrange(n)
         for i in range(n):
             number = (start + i) % n
-            # Once per job: a prepared statement on a plain cursor (compaction.prepared).
+            # Once per job: a prepared statement on a plain cursor (engine.prepared).
             if execute_prepared("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_KEY, number])[0]:
                 return number
         return None
