@@ -134,7 +134,7 @@ def main() -> None:
     use_database(DB_NAME)
     from django.db import connection
 
-    from compaction.projection import conversation_projection
+    from compaction.context.projection import conversation_projection
     from compaction.api.projection import ProjectionJSONRenderer
 
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -23,7 +23,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from conversations.selectors import conversation_get
 
-from . import actions, projection, roles, selectors
+from . import actions, roles, selectors
+from .context import projection
+from .context.budget import DEFAULT_BUDGET_BYTES, ProjectionInvalid
 from .forms import (
     ActivityFilterForm,
     BulkRerunForm,
@@ -139,15 +141,12 @@ def conversation_detail(request, conversation_id: int):
     return _conversation_page(request, conversation, preview=preview)
 
 
-DEFAULT_PREVIEW_BUDGET = 64 * 1024
-
-
 def _projection_preview(request, conversation) -> dict:
     """The projection for the budget in ``?budget=`` (SPEC §6), drawn as how
     each pair is given and why. Only computed when asked for: with htmx the
     page asks by itself once loaded; without JavaScript, by the form."""
     raw = request.GET.get("budget")
-    context = {"budget": DEFAULT_PREVIEW_BUDGET, "preview": None, "preview_error": None}
+    context = {"budget": DEFAULT_BUDGET_BYTES, "preview": None, "preview_error": None}
     if raw is None:
         return context
     try:
@@ -158,7 +157,7 @@ def _projection_preview(request, conversation) -> dict:
     context["budget"] = budget
     try:
         body = projection.conversation_projection(conversation=conversation, budget_bytes=budget)
-    except projection.ProjectionInvalid as exc:
+    except ProjectionInvalid as exc:
         context["preview_error"] = exc.message
         return context
     digest = selectors.projection_digest(body)
@@ -172,7 +171,7 @@ def _conversation_page(request, conversation, *, rerun_form=None, preview=None, 
     context = {
         "conversation": conversation,
         **detail,
-        **(preview or {"budget": DEFAULT_PREVIEW_BUDGET}),
+        **(preview or {"budget": DEFAULT_BUDGET_BYTES}),
         "legend": [*selectors.STATE_ORDER, "no_job"],
         "can_operate": roles.can_operate(request.user),
         "rerun_form": rerun_form or ReasonForm(prefix="rerun"),

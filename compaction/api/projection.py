@@ -1,7 +1,7 @@
 """``GET /api/v1/conversations/{id}/projection`` (SPEC §6).
 
 Thin: parse and validate the query, check the conversation is in the
-caller's scopes, call ``projection.conversation_projection``, render. Every
+caller's scopes, call ``context.projection.conversation_projection``, render. Every
 refusal is a 4xx with a code and a message naming what is wrong.
 """
 
@@ -18,16 +18,10 @@ from rest_framework.settings import api_settings
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import packing
-from ..projection import (
-    FORMATS,
-    ProjectionInconsistent,
-    ProjectionInvalid,
-    conversation_projection,
-    max_budget_bytes,
-    max_budget_tokens,
-    projection_validate,
-)
+from ..context.budget import ProjectionInvalid, max_budget_bytes, max_budget_tokens
+from ..context.formats import FORMATS
+from ..context.omitted import Account
+from ..context.projection import ProjectionInconsistent, conversation_projection, projection_validate
 from .permissions import CanRead
 from .plumbing import ApiError, StrictQueryMixin, conversation_or_404
 
@@ -67,7 +61,7 @@ class ProjectionJSONRenderer(JSONRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         pairs = data.get("pairs") if isinstance(data, dict) else None
         if (
-            not isinstance(pairs, packing.Account)
+            not isinstance(pairs, Account)
             or not pairs.omitted
             or pairs.omitted_json is None
             or self.get_indent(accepted_media_type, renderer_context or {})

@@ -5,7 +5,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from conversations.models import TokenScope
-from tests.compaction.projection_helpers import ingest_pairs, job_for, summary_for, validate_chat_messages
+from tests.compaction.context.projection_helpers import ingest_pairs, job_for, summary_for, validate_chat_messages
 from tests.factories import make_user, token_for
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +136,7 @@ def test_spliced_account_is_the_same_json_as_plain_encoding(api):
 
     from rest_framework.renderers import JSONRenderer
 
-    from compaction.projection import conversation_projection
+    from compaction.context.projection import conversation_projection
     from compaction.api.projection import ProjectionJSONRenderer
 
     conv = ingest_pairs(60)
@@ -151,7 +151,7 @@ def test_spliced_account_is_the_same_json_as_plain_encoding(api):
 
 
 def test_shared_account_entries_cannot_be_changed_by_a_caller():
-    from compaction.projection import conversation_projection
+    from compaction.context.projection import conversation_projection
 
     conv = ingest_pairs(30)
     body = conversation_projection(conversation=conv, budget_bytes=1)

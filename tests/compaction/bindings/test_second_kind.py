@@ -119,7 +119,7 @@ def test_segments_are_not_confused_with_the_second_kind(conversation):
     """A quintet generation over pairs 0-4 is no summary of segment 0-9, and
     its job no job of that range."""
     from compaction.bindings.segments import conversation_plan
-    from compaction.projection import conversation_projection
+    from compaction.context.projection import conversation_projection
 
     job_run(job_id=quintet.quintet_job(conversation, k=0).pk, provider=RecordingProvider())
     (segment_job,) = conversation_plan(conversation=conversation)

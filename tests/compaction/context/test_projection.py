@@ -7,10 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
-from compaction.projection import ProjectionInvalid, conversation_projection
+from compaction.context.budget import ProjectionInvalid
+from compaction.context.projection import conversation_projection
 from compaction.tokens import count_tokens
 from conversations.models import Message, Pair
-from tests.compaction.projection_helpers import (
+from tests.compaction.context.projection_helpers import (
     ingest,
     ingest_pairs,
     job_for,
@@ -175,7 +176,7 @@ def test_generous_budget_returns_everything():
 
 
 def test_a_stored_size_that_disagrees_with_its_text_is_refused_not_returned():
-    from compaction.projection import ProjectionInconsistent
+    from compaction.context.projection import ProjectionInconsistent
 
     conv = ingest_pairs(30)
     # A writer that recorded the wrong size: packing by it would make "used" a lie.
@@ -346,14 +347,14 @@ def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tok
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_projection_reads_one_read_only_snapshot_and_leaves_the_connection_as_it_was(monkeypatch):
-    from compaction.projection import _Reader
+    from compaction.context.reader import Reader
 
     if connection.vendor != "postgresql":
         pytest.skip("REPEATABLE READ snapshot is PostgreSQL's; SQLite reads one snapshot per transaction anyway")
     conv = ingest_pairs(35)
     summary_for(conv, 0)
     seen = []
-    original = _Reader.start
+    original = Reader.start
 
     def spy(self, **kwargs):
         with connection.cursor() as cursor:
@@ -363,7 +364,7 @@ def test_projection_reads_one_read_only_snapshot_and_leaves_the_connection_as_it
             seen.append(cursor.fetchone()[0])
         return original(self, **kwargs)
 
-    monkeypatch.setattr(_Reader, "start", spy)
+    monkeypatch.setattr(Reader, "start", spy)
     raw = connection.connection
     before = (raw.isolation_level, raw.read_only)
     with CaptureQueriesContext(connection) as ctx:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from . import packing
+from .packing import OMITTED, RAW, SUMMARY, Packing
 
 _SIZE_BUCKETS = (1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216)
 _TOKEN_BUCKETS = (256, 1024, 4096, 16384, 65536, 262144, 1048576)
@@ -46,7 +46,7 @@ PROJECTION_FALLBACKS = Counter(
 )
 
 
-def observe(packed: packing.Packing, *, format: str, seconds: float) -> None:
+def observe(packed: Packing, *, format: str, seconds: float) -> None:
     PROJECTIONS.labels(format=format, complete=str(packed.complete).lower()).inc()
     PROJECTION_SECONDS.observe(seconds)
     PROJECTION_BYTES.observe(packed.used_bytes)
@@ -55,12 +55,12 @@ def observe(packed: packing.Packing, *, format: str, seconds: float) -> None:
     summaries = len(packed.summaries())
     raws = len(packed.placed) - summaries
     if summaries:
-        PROJECTION_BLOCKS.labels(kind=packing.SUMMARY).inc(summaries)
+        PROJECTION_BLOCKS.labels(kind=SUMMARY).inc(summaries)
     if raws:
-        PROJECTION_BLOCKS.labels(kind=packing.RAW).inc(raws)
+        PROJECTION_BLOCKS.labels(kind=RAW).inc(raws)
     for (as_, reason), n in packed.counts().items():
         PROJECTION_PAIRS.labels(form=as_, reason=reason or "none").inc(n)
-        if as_ == packing.OMITTED:
+        if as_ == OMITTED:
             PROJECTION_OMISSIONS.labels(reason=reason).inc(n)
-        elif as_ == packing.RAW and reason is not None:
+        elif as_ == RAW and reason is not None:
             PROJECTION_FALLBACKS.labels(reason=reason).inc(n)

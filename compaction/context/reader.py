@@ -1,109 +1,44 @@
-"""The next-run projection, assembled from the database (SPEC §6; seed 000 §4
-and §6 cases B and C; seed 002 §6.10).
-
-``conversation_projection`` is the one read the agent makes before every
-run, so it is on the hot path and its cost follows the budget, not the
-history:
+"""The projection's reads (SPEC §6), on its hot path: sizes first, newest
+first, lazily; texts only for what is returned.
 
 1. Sizes only, newest first. The newest ``Segment`` rows (sizes, current
    digest; they also say where the raw tail starts) joined with their
    generations' facts (no text), the newest ``Pair`` sizes, then older
    segments in growing chunks the same way and, only for segments lacking a
-   usable summary, job states. A
-   segment's raw pair sizes are read only when it falls back.
-   ``packing.pack`` consumes these lazily and stops at the first piece that
-   does not fit, so nothing older than the cut is read.
+   usable summary, job states. A segment's raw pair sizes are read only
+   when it falls back. ``packing.pack`` consumes these lazily and stops at
+   the first piece that does not fit, so nothing older than the cut is read.
 2. Texts only for what is returned: one read of the user texts of every
    returned pair and the assistant texts of the raw ones, one read of the
    chosen summaries.
-3. The account lists every pair; the omitted prefix is a shared, pre-encoded
-   list (``packing.account_entries``), nothing is read for it.
-
-With a 64 KiB budget over 100 or 10,000 pairs this is the same seven round
-trips: BEGIN, newest segments with their generations' facts, newest pair
-sizes, the fallback segment's pair sizes, texts, summaries, COMMIT.
 
 Token budgets need texts, so with ``budget_tokens`` texts are read (per
-chunk) for pieces that already fit by bytes, never for the rest.
-
-All reads run in one snapshot (REPEATABLE READ on PostgreSQL) so the sizes
-that were packed are the sizes of the texts returned; ``used`` is then
-recomputed from the returned texts and must equal what was packed.
-Selection and packing rules live in ``packing.py``.
+chunk) for pieces that already fit by bytes, never for the rest. All reads
+run in one snapshot (``snapshot``: REPEATABLE READ on PostgreSQL) so the
+sizes that were packed are the sizes of the texts returned.
 """
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.conf import settings
 from django.db import connection, transaction
 
-from conversations.models import Conversation, Message, Pair, Segment
+from conversations.models import Message, Pair, Segment
 
-from . import packing
-from .models import SEGMENT_KIND, CompactionJob, PromptVersion, SummaryGeneration
-from .planning import SEGMENT_SIZE
-from .tokens import count_tokens, token_estimator_name
+from ..models import SEGMENT_KIND, CompactionJob, PromptVersion, SummaryGeneration
+from ..planning import SEGMENT_SIZE
+from ..tokens import count_tokens
+from .formats import openai_section_frame, utf8_len
+from .packing import RawPiece, SegmentUnit, SummaryPiece, TailUnit
+from .selection import PENDING, GenerationFacts, JobFacts, choose_summary
 
-FORMATS = ("blocks", "openai")
 TAIL_CHUNK = 64
 FIRST_SEGMENT_CHUNK = 16
 MAX_SEGMENT_CHUNK = 512
-
-
-class ProjectionInvalid(ValueError):
-    """A projection was asked for with a budget or format that makes no sense."""
-
-    def __init__(self, *, code: str, field: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.field = field
-        self.message = message
-
-
-class ProjectionInconsistent(RuntimeError):
-    """The texts read do not have the sizes that were packed: never return it."""
-
-
-def max_budget_bytes() -> int:
-    return getattr(settings, "PROJECTION_MAX_BUDGET_BYTES", 16 * 1024 * 1024)
-
-
-def max_budget_tokens() -> int:
-    return getattr(settings, "PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)
-
-
-def _check_budget(name: str, value, maximum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProjectionInvalid(code="invalid_budget", field=name, message=f"{name} must be an integer")
-    if value <= 0:
-        raise ProjectionInvalid(code="invalid_budget", field=name, message=f"{name} must be at least 1")
-    if value > maximum:
-        raise ProjectionInvalid(code="invalid_budget", field=name,
-                                message=f"{name} {value} is over the limit of {maximum}")
-
-
-def projection_validate(*, budget_bytes, budget_tokens=None, format: str = "blocks") -> None:
-    """Refuse budgets and formats that cannot be meant (SPEC §6, issue 4 §7).
-    A budget too small for anything is *not* refused: it is honestly empty."""
-    _check_budget("budget_bytes", budget_bytes, max_budget_bytes())
-    if budget_tokens is not None:
-        _check_budget("budget_tokens", budget_tokens, max_budget_tokens())
-    if format not in FORMATS:
-        raise ProjectionInvalid(
-            code="invalid_format", field="format",
-            message=f"unknown format {format!r}; use one of: {', '.join(FORMATS)}",
-        )
-
-
-@lru_cache(maxsize=1)
-def _preamble_tokens() -> int:
-    return count_tokens(packing.OPENAI_PREAMBLE)
 
 
 @dataclass
@@ -192,7 +127,7 @@ def _fetch(sql: str, params) -> list[tuple]:
         return cursor.fetchall()
 
 
-class _Reader:
+class Reader:
     """Reads for one projection, caching the texts it has seen."""
 
     def __init__(self, conversation_id: int, *, counting_tokens: bool, fmt: str):
@@ -248,13 +183,13 @@ class _Reader:
         return count
 
     # -- sizes ------------------------------------------------------------
-    def _raw_pieces(self, rows, lo: int, hi: int) -> list[packing.RawPiece]:
+    def _raw_pieces(self, rows, lo: int, hi: int) -> list[RawPiece]:
         return [
-            packing.RawPiece(index, ub + ab, self.raw_tokens(index, lo, hi) if self.counting else None)
+            RawPiece(index, ub + ab, self.raw_tokens(index, lo, hi) if self.counting else None)
             for index, ub, ab in rows
         ]
 
-    def raw_pieces(self, lo: int, hi: int) -> list[packing.RawPiece]:
+    def raw_pieces(self, lo: int, hi: int) -> list[RawPiece]:
         return self._raw_pieces(_fetch(_sql("pairs"), [self.cid, lo, hi]), lo, hi)
 
     def start(self, *, budget_bytes: int) -> int:
@@ -279,7 +214,7 @@ class _Reader:
             if rows is None:
                 rows = _fetch(_sql("pairs"), [self.cid, lo, top - 1])
             for piece in self._raw_pieces(rows, lo, top - 1):
-                yield packing.TailUnit(piece)
+                yield TailUnit(piece)
             top, rows = lo, None
 
         k_top, chunk, rows = self.segment_count, self.chunk, self.first_segments
@@ -289,32 +224,32 @@ class _Reader:
             if rows is None:
                 rows = _fetch(_sql("segments"), [self.cid, lo, hi, self.cid])
             segments: dict[int, _SegmentRow] = {}
-            generations: dict[int, list[packing.GenerationFacts]] = defaultdict(list)
+            generations: dict[int, list[GenerationFacts]] = defaultdict(list)
             for from_pair, to_pair, digest, user_bytes, gid, *facts in rows:
                 if not lo <= from_pair <= hi:
                     continue
                 segments[from_pair] = _SegmentRow(from_pair, to_pair, digest, user_bytes)
                 if gid is not None:
                     gto, gdigest, name, version, accepted, state, number, text_bytes = facts
-                    generations[from_pair].append(packing.GenerationFacts(
+                    generations[from_pair].append(GenerationFacts(
                         gid, from_pair, gto, gdigest, name, version, bool(accepted), state, number, text_bytes
                     ))
             yield from self._segment_chunk(k_lo, k_top, segments, generations)
             k_top, chunk, rows = k_lo, min(chunk * 2, MAX_SEGMENT_CHUNK), None
 
     def _segment_chunk(self, k_lo: int, k_top: int, segments: dict[int, _SegmentRow],
-                       generations: dict[int, list[packing.GenerationFacts]]):
+                       generations: dict[int, list[GenerationFacts]]):
         lo, hi = k_lo * SEGMENT_SIZE, k_top * SEGMENT_SIZE - 1
 
-        chosen: dict[int, tuple[packing.GenerationFacts | None, str | None]] = {}
+        chosen: dict[int, tuple[GenerationFacts | None, str | None]] = {}
         undecided = []
         for k in range(k_lo, k_top):
             from_pair = k * SEGMENT_SIZE
             seg = segments.get(from_pair)
             if seg is None:
-                chosen[from_pair] = (None, packing.PENDING)
+                chosen[from_pair] = (None, PENDING)
                 continue
-            gen, _ = packing.choose_summary(
+            gen, _ = choose_summary(
                 from_pair=seg.from_pair, to_pair=seg.to_pair, digest=seg.digest, generations=generations[from_pair]
             )
             if gen is not None:
@@ -323,17 +258,17 @@ class _Reader:
                 undecided.append(from_pair)
         if undecided:
             # Job states are only needed to say why there is no summary.
-            jobs: dict[int, list[packing.JobFacts]] = defaultdict(list)
+            jobs: dict[int, list[JobFacts]] = defaultdict(list)
             for from_pair, *rest in CompactionJob.objects.filter(
                 kind=SEGMENT_KIND, conversation_id=self.cid, from_pair__in=undecided
             ).values_list(
                 "from_pair", "id", "source_digest", "state", "prompt_version__version",
                 "prompt_version__accepted_for_projection",
             ):
-                jobs[from_pair].append(packing.JobFacts(*rest))
+                jobs[from_pair].append(JobFacts(*rest))
             for from_pair in undecided:
                 seg = segments[from_pair]
-                chosen[from_pair] = packing.choose_summary(
+                chosen[from_pair] = choose_summary(
                     from_pair=seg.from_pair, to_pair=seg.to_pair, digest=seg.digest,
                     generations=generations[from_pair], jobs=jobs[from_pair],
                 )
@@ -348,26 +283,26 @@ class _Reader:
                 nbytes = seg.user_bytes + gen.text_bytes
                 frame: list[str] = []
                 if self.fmt == "openai":
-                    frame = packing.openai_section_frame(
+                    frame = openai_section_frame(
                         from_pair=from_pair, to_pair=to_pair, generation=gen.id, prompt_version=gen.prompt_version
                     )
-                    nbytes += sum(packing.utf8_len(s) for s in frame)
+                    nbytes += sum(utf8_len(s) for s in frame)
                 tokens = (
                     self.summary_tokens(from_pair, to_pair, gen.id, frame, lo, hi, chunk_generations)
                     if self.counting else None
                 )
-                summary = packing.SummaryPiece(
+                summary = SummaryPiece(
                     generation=gen.id, prompt_version=gen.prompt_version, source_digest=gen.source_digest,
                     bytes=nbytes, tokens=tokens,
                 )
-            yield packing.SegmentUnit(
+            yield SegmentUnit(
                 from_pair=from_pair, to_pair=to_pair, summary=summary, reason=reason,
                 raw_pairs=lambda a=from_pair, b=to_pair: self.raw_pieces(a, b),
             )
 
 
 @contextmanager
-def _snapshot():
+def snapshot():
     """One consistent view for the whole projection: a read-only REPEATABLE
     READ transaction on PostgreSQL, opened by psycopg's own BEGIN (no extra
     round trip). Inside an outer transaction (tests, callers' services) the
@@ -390,101 +325,3 @@ def _snapshot():
             raw.isolation_level, raw.read_only = previous
         except Exception:  # noqa: BLE001 - a connection we cannot restore is not reused
             connection.close()
-
-
-def conversation_projection(*, conversation: Conversation, budget_bytes: int, budget_tokens: int | None = None,
-                            format: str = "blocks") -> dict:
-    """What the next run is given (SPEC §6), as the response body of
-    ``GET /api/v1/conversations/{id}/projection``. The caller has already
-    checked that the conversation is in the reader's scopes."""
-    from . import projection_metrics
-
-    projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=format)
-    started = time.perf_counter()
-    with _snapshot():
-        budget = packing.Budget(bytes=budget_bytes, tokens=budget_tokens)
-        reader = _Reader(conversation.pk, counting_tokens=budget_tokens is not None, fmt=format)
-        pair_count = reader.start(budget_bytes=budget_bytes)
-        frame_bytes = packing.utf8_len(packing.OPENAI_PREAMBLE) if format == "openai" else 0
-        frame_tokens = _preamble_tokens if (format == "openai" and budget_tokens is not None) else None
-        packed = packing.pack(
-            reader.units(), budget,
-            pair_count=pair_count, summary_frame_bytes=frame_bytes, summary_frame_tokens=frame_tokens,
-        )
-        reader.load_texts(packed.cut, pair_count - 1,
-                          summarised=[(u.from_pair, u.to_pair) for u in packed.summaries()])
-        reader.load_summaries([u.summary.generation for u in packed.summaries()])
-    body = _render(conversation, packed, reader, format=format)
-    projection_metrics.observe(packed, format=format, seconds=time.perf_counter() - started)
-    return body
-
-
-def _render(conversation: Conversation, packed: packing.Packing, reader: _Reader, *, format: str) -> dict:
-    texts_bytes = 0
-    blocks = []
-    for p in packed.placed:
-        if isinstance(p, packing.PlacedRaw):
-            i = p.piece.index
-            (uid, utext), (aid, atext) = reader.users[i], reader.assistants[i]
-            blocks.append({"kind": "raw", "pair": i, "user": {"id": uid, "text": utext},
-                           "assistant": {"id": aid, "text": atext}})
-            texts_bytes += packing.utf8_len(utext) + packing.utf8_len(atext)
-        else:
-            unit = p.unit
-            users = [reader.users[i] for i in range(unit.from_pair, unit.to_pair + 1)]
-            summary = reader.summaries[unit.summary.generation]
-            blocks.append({
-                "kind": "summary", "from_pair": unit.from_pair, "to_pair": unit.to_pair,
-                "generation": unit.summary.generation, "prompt_version": unit.summary.prompt_version,
-                "source_digest": unit.summary.source_digest,
-                "user_messages": [{"id": uid, "text": text} for uid, text in users],
-                "summary": summary,
-            })
-            texts_bytes += sum(packing.utf8_len(text) for _, text in users) + packing.utf8_len(summary)
-
-    body: dict = {
-        "conversation": conversation.pk,
-        "scope": conversation.scope,
-        "external_id": conversation.external_id,
-        "format": format,
-        "budget": {"bytes": packed.budget.bytes, "tokens": packed.budget.tokens},
-        "used": {"bytes": packed.used_bytes, "tokens": packed.used_tokens},
-        "complete": packed.complete,
-        "tokenizer": token_estimator_name() if packed.budget.tokens is not None else None,
-    }
-    if format == "openai":
-        messages = openai_messages(blocks)
-        returned_bytes = sum(packing.utf8_len(m["content"]) for m in messages)
-        body["messages"] = messages
-    else:
-        returned_bytes = texts_bytes
-        body["blocks"] = blocks
-    # Never pretend: what is reported as used is what is returned.
-    if returned_bytes != packed.used_bytes or returned_bytes > packed.budget.bytes:
-        raise ProjectionInconsistent(
-            f"conversation {conversation.pk}: packed {packed.used_bytes} bytes but returning {returned_bytes}"
-        )
-    body["pairs"] = packing.account_entries(packed)
-    return body
-
-
-def openai_messages(blocks: list[dict]) -> list[dict]:
-    """The same selection as Chat Completions messages (seed 002 §6.10): one
-    system message with every summary and its original user messages, then
-    the raw pairs as user/assistant messages, oldest first."""
-    sections = [
-        packing.openai_section(
-            from_pair=b["from_pair"], to_pair=b["to_pair"], generation=b["generation"],
-            prompt_version=b["prompt_version"], user_texts=[m["text"] for m in b["user_messages"]],
-            summary=b["summary"],
-        )
-        for b in blocks if b["kind"] == "summary"
-    ]
-    messages = []
-    if sections:
-        messages.append({"role": "system", "content": packing.OPENAI_PREAMBLE + "".join(sections)})
-    for b in blocks:
-        if b["kind"] == "raw":
-            messages.append({"role": "user", "content": b["user"]["text"]})
-            messages.append({"role": "assistant", "content": b["assistant"]["text"]})
-    return messages
