@@ -109,6 +109,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The desk's filters and tags (compaction/desk/templatetags.py).
+            "libraries": {"desk": "compaction.desk.templatetags"},
         },
     },
 ]

@@ -2,7 +2,7 @@
 
 from datetime import datetime, timedelta, timezone
 
-from compaction.templatetags.desk import ago, job_url, state, utc
+from compaction.desk.templatetags import ago, job_url, state, utc
 
 
 def test_utc_formats_aware_datetimes_in_utc_and_none_as_blank():

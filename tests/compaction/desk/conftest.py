@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, SummaryGeneration
@@ -101,3 +102,22 @@ def as_user(client):
         return client
 
     return login
+
+
+def page_urls(world):
+    return {
+        "conversations": reverse("desk-conversations"),
+        "conversation": reverse("desk-conversation", args=[world.conversation.pk]),
+        "job": reverse("desk-job", args=[world.failed.pk]),
+        "queue": reverse("desk-queue"),
+        "activity": reverse("desk-activity"),
+    }
+
+
+def rerun_post(client, job, *, reason="provider hiccup, retry", confirm="on", htmx=False, action="desk-job-rerun",
+               prefix="rerun"):
+    data = {f"{prefix}-reason": reason}
+    if confirm:
+        data[f"{prefix}-confirm"] = confirm
+    extra = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    return client.post(reverse(action, args=[job.pk]), data, **extra)

@@ -11,7 +11,7 @@ from django.urls import reverse
 from compaction.models import CompactionJob
 from compaction.actions import do_review_record
 from compaction.bindings.segments import conversation_plan
-from tests.desk.conftest import XSS, ingest, make_failed, make_succeeded
+from tests.compaction.desk.conftest import XSS, ingest, make_failed, make_succeeded
 from tests.factories import conversation_document, make_user
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from compaction.bindings.segments import conversation_plan
-from tests.desk.conftest import ingest, make_failed, make_succeeded
+from tests.compaction.desk.conftest import ingest, make_failed, make_succeeded
 from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db

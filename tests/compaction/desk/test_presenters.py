@@ -1,6 +1,6 @@
 """The projection preview groups the SPEC §6 pair account for reading."""
 
-from compaction.selectors import projection_digest
+from compaction.desk.presenters import projection_digest
 
 
 def test_preview_counts_forms_and_groups_consecutive_reasons():

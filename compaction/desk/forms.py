@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from django import forms
 
-from .models import FailureCode, JobState, PromptVersion, Verdict
-from .actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
-from .selectors import AGE_CHOICES, CONVERSATION_SORTS, QUEUE_STATES, SOURCE_CHANGED
+from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
+from ..models import FailureCode, JobState, PromptVersion, Verdict
+from .selectors import AGE_CHOICES, CONVERSATION_SORTS, OUTDATED_SUMMARY, QUEUE_STATES
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
                (JobState.STALE, "stale"), (JobState.PENDING, "pending"), (JobState.RUNNING, "running")]
@@ -36,7 +36,7 @@ class ConversationFilterForm(forms.Form):
 
 class QueueFilterForm(forms.Form):
     state = forms.ChoiceField(required=False, choices=[("", "all of these")] + [(s, s) for s in QUEUE_STATES]
-                              + [(SOURCE_CHANGED, "succeeded, source changed since")])
+                              + [(OUTDATED_SUMMARY, "succeeded, source changed since")])
     failure_code = forms.ChoiceField(required=False, choices=[("", "any")] + list(FailureCode.choices),
                                      label="Failure code")
     scope = forms.ChoiceField(required=False)

@@ -1,4 +1,5 @@
-"""Reads for the desk pages (SPEC §1, §8; issue 5).
+"""Reads for the desk pages (SPEC §1, §8; issue 5). What the pages draw
+from these rows (bars, charts, diffs) is ``presenters``'.
 
 Every read is narrowed to the scopes the user may see
 (``conversations.selectors.user_scopes``); a row from another scope is
@@ -12,7 +13,6 @@ rows on the page.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -23,26 +23,19 @@ from django.utils import timezone
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
-from .digest import digest_input, source_digest
-from .keyset import COUNT, ID, TEXT, TIME, Keyset, Page
-from .activity import activity_events
-from .models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from ..activity import activity_events
+from ..digest import digest_input, source_digest
+from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
+from ..models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from .presenters import STATE_ORDER, diff_rows
 
-# Display order of states, most in need of attention last so a bar reads
-# left (done) to right (trouble).
-STATE_ORDER = (
-    JobState.SUCCEEDED,
-    JobState.RUNNING,
-    JobState.PENDING,
-    JobState.STALE,
-    JobState.FAILED,
-    JobState.EXHAUSTED,
-)
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 # The queue's other kind of trouble: a succeeded summary whose source changed
 # since, so projections no longer use it and its range falls back to raw.
-SOURCE_CHANGED = "source_changed"
-QUEUE_FILTERS = (*QUEUE_STATES, SOURCE_CHANGED)
+# (Not the failure code ``source_changed`` of an attempt whose source changed
+# while it ran; the value stays what bookmarked ``?state=`` links say.)
+OUTDATED_SUMMARY = "source_changed"
+QUEUE_FILTERS = (*QUEUE_STATES, OUTDATED_SUMMARY)
 
 
 # --- conversations list -------------------------------------------------------
@@ -88,7 +81,6 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
     counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
     for conv in page.rows:
         conv.state_counts = counts.get(conv.pk, {})
-        conv.state_bar = state_bar(conv.state_counts)
     return page
 
 
@@ -106,18 +98,6 @@ def job_state_counts(*, conversation_ids: list[int]) -> dict[int, dict[str, int]
     for conversation_id, state, n in rows:
         counts.setdefault(conversation_id, {})[state] = n
     return counts
-
-
-def state_bar(counts: dict[str, int]) -> list[dict]:
-    """Segments of a compact bar: state, count and width in percent."""
-    total = sum(counts.values())
-    if not total:
-        return []
-    return [
-        {"state": s, "count": counts[s], "width": round(100 * counts[s] / total, 2)}
-        for s in STATE_ORDER
-        if counts.get(s)
-    ]
 
 
 def visible_scopes(*, user) -> list[str]:
@@ -232,29 +212,8 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         "tail_count": max(0, conversation.pair_count - tail_from),
         "jobs": jobs,
         "generations": generations,
-        "chart": generation_chart(generations),
-        "state_counts": {s: sum(1 for v in views if v.state == s) for s in list(STATE_ORDER) + ["no_job", "unplanned"]},
+        "state_counts": {s: sum(1 for v in views if v.state == s) for s in [*STATE_ORDER, "no_job", "unplanned"]},
     }
-
-
-def generation_chart(generations, *, width: int = 560, height: int = 120) -> dict | None:
-    """Geometry for a small bar chart of summary length per generation.
-    Numbers only: the template draws it as SVG."""
-    if not generations:
-        return None
-    top = max(g.text_bytes for g in generations) or 1
-    pad, n = 24, len(generations)
-    slot = (width - pad) / n
-    bar_w = max(1.0, min(24.0, slot * 0.8))
-    bars = []
-    for i, g in enumerate(generations):
-        h = round((height - pad) * g.text_bytes / top, 1)
-        bars.append({
-            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
-            "w": round(bar_w, 1), "h": h, "number": g.number, "bytes": g.text_bytes,
-            "valid": getattr(g, "source_valid", True),
-        })
-    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
 
 
 def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
@@ -284,17 +243,6 @@ class ChangedMessage:
     current_id: str | None
     diff: list  # [(css class, line)]
     note: str = ""
-
-
-def _diff_lines(before: str, after: str) -> list[tuple[str, str]]:
-    """A line diff as (class, text) rows; the template escapes the text."""
-    rows = []
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), "bound", "current", lineterm="", n=2):
-        if line.startswith(("---", "+++")):
-            continue
-        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
-        rows.append((cls, line))
-    return rows
 
 
 def job_detail(*, job: CompactionJob) -> dict:
@@ -342,7 +290,7 @@ def job_detail(*, job: CompactionJob) -> dict:
             if msg is None:
                 changed.append(ChangedMessage(pos, role, ext, cur, [], note="message no longer stored"))
             elif msg.pk in revs:
-                changed.append(ChangedMessage(pos, role, ext, cur, _diff_lines(revs[msg.pk].content, msg.content),
+                changed.append(ChangedMessage(pos, role, ext, cur, diff_rows(revs[msg.pk].content, msg.content),
                                               note=f"edited (revision {revs[msg.pk].number} → current)"))
             elif cur != ext:
                 changed.append(ChangedMessage(pos, role, ext, cur, [],
@@ -389,7 +337,7 @@ AGE_CHOICES = {
 def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
                older_than: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
     source_changed = Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False)
-    if state == SOURCE_CHANGED:
+    if state == OUTDATED_SUMMARY:
         wanted = source_changed
     else:
         wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
@@ -440,23 +388,3 @@ def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", c
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
     return ACTIVITY.page(qs, cursor=cursor, size=page_size)
-
-
-# --- projection preview ---------------------------------------------------------
-
-def projection_digest(projection: dict) -> dict:
-    """What the preview draws from a projection (SPEC §6 shape): every pair
-    in index order with how it is given, counts per form, and runs of
-    consecutive pairs that share a form and a reason."""
-    pairs = sorted(projection.get("pairs", []), key=lambda p: p["index"])
-    counts = {"summary": 0, "raw": 0, "omitted": 0}
-    runs: list[dict] = []
-    for p in pairs:
-        counts[p["as"]] = counts.get(p["as"], 0) + 1
-        if p.get("reason"):
-            last = runs[-1] if runs else None
-            if last and last["as"] == p["as"] and last["reason"] == p["reason"] and last["last"] == p["index"] - 1:
-                last["last"] = p["index"]
-            else:
-                runs.append({"first": p["index"], "last": p["index"], "as": p["as"], "reason": p["reason"]})
-    return {"pairs": pairs, "counts": counts, "reasons": runs}
