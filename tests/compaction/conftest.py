@@ -13,6 +13,21 @@ from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
 
+FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
+
+
+def plan(conv):
+    from compaction.bindings.segments import conversation_plan
+
+    return conversation_plan(conversation=conv)
+
+
+def plan_with(conv, **binding):
+    from compaction.bindings.segments import conversation_plan
+
+    return conversation_plan(conversation=conv, **binding)
+
+
 def ingest(doc):
     return conversation_ingest(document=validate_document(doc), actor="tests").conversation
 

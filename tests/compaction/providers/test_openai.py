@@ -13,7 +13,7 @@ from compaction.contract import check
 from compaction.models import Attempt, JobState, SummaryGeneration
 from compaction.providers.base import Answer, SummaryRequest
 from compaction.providers.openai import OpenAIProvider
-from tests.compaction.openai_server import ScriptedServer
+from tests.compaction.providers.openai_server import ScriptedServer
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_through_the_engine_each_reply_is_one_attempt_with_its_code(openai_setti
 
 
 def _odd(**changes):
-    from tests.compaction.openai_server import completion
+    from tests.compaction.providers.openai_server import completion
 
     body = completion("[a-0] The fee was 0.00 EUR.")
     for path, value in changes.items():
@@ -125,7 +125,7 @@ def _odd(**changes):
 def _run_once_against(reply, server, make_conversation, monkeypatch):
     """One job run end to end against a server that answers ``reply``;
     returns the job (re-read), the run's outcome and its one attempt."""
-    from tests.compaction import openai_server
+    from tests.compaction.providers import openai_server
 
     monkeypatch.setitem(openai_server.SCRIPTS, "odd", reply)
     (job,) = conversation_plan(conversation=make_conversation(30))

@@ -19,7 +19,7 @@ from compaction.engine.leases import jobs_reap_expired
 from compaction.engine.run import job_run
 from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from tests.compaction.conftest import RecordingProvider, ingest, live_db, subprocess_env
-from tests.compaction.openai_server import ScriptedServer
+from tests.compaction.providers.openai_server import ScriptedServer
 from tests.factories import conversation_document
 
 pytestmark = live_db

@@ -42,7 +42,7 @@ def worker():
         [sys.executable, "-m", "celery", "-A", "compaction", "worker", "--pool=prefork", "-c", "1", "-Q", queue,
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning", "-n", f"{queue}@%h"],
         env=subprocess_env(CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=queue),
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     try:
