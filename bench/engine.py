@@ -27,7 +27,6 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -173,14 +172,11 @@ def phase_b(job_ids, processes=4):
     from compaction.config.celery import app
     from compaction.models import CompactionJob
     from compaction.tasks import run_job
+    from tests.workers import celery_worker
 
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     env = dict(os.environ, CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=queue)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "compaction", "worker", "--pool=prefork", "-c", str(processes),
-         "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning",
-         "-n", f"{queue}@%h"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with celery_worker(queue=queue, env=env, redis_url=REDIS_URL, processes=processes, stop_timeout=60):
         time.sleep(3)  # let the pool start before the clock does
         started = time.perf_counter()
         with app.connection_for_write(REDIS_URL) as conn:
@@ -194,16 +190,7 @@ def phase_b(job_ids, processes=4):
                 break
             time.sleep(0.1)
         wall = time.perf_counter() - started
-    finally:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL).delete(queue)  # drop the unconsumed duplicates
-        worker.terminate()
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    # (the unconsumed duplicates are dropped with the queue)
     done = CompactionJob.objects.filter(pk__in=job_ids, state="succeeded").count()
     print(f"B. Celery prefork worker -c {processes} on Redis: {done}/{len(job_ids)} jobs succeeded in "
           f"{wall:.2f}s = {done / wall:.1f} jobs/s (enqueueing {2 * len(job_ids)} messages took {enqueued:.2f}s)")

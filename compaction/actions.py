@@ -72,23 +72,14 @@ def job_snapshot(job: CompactionJob) -> dict:
     }
 
 
-def activity_log(*, actor, action: AuditAction, target_type: str, target_id, reason: str = "", scope: str = "",
-                 conversation=None, job=None, before=None, after=None) -> AuditEvent:
-    """Write one entry of the activity log (the only writer of ``AuditEvent``)."""
+def activity_log(*, actor, action: AuditAction, target_type: str, target_id, **entry) -> AuditEvent:
+    """Write one entry of the activity log (the only writer of ``AuditEvent``);
+    ``entry`` holds its other fields (reason, scope, conversation, job,
+    before, after)."""
     is_user = getattr(actor, "pk", None) is not None
     return AuditEvent.objects.create(
-        actor=actor if is_user else None,
-        actor_label=actor.get_username() if is_user else str(actor or "system"),
-        action=AuditAction(action),
-        target_type=target_type,
-        target_id=str(target_id),
-        scope=scope,
-        conversation=conversation,
-        job=job,
-        before=before,
-        after=after,
-        reason=reason,
-    )
+        actor=actor if is_user else None, actor_label=actor.get_username() if is_user else str(actor or "system"),
+        action=AuditAction(action), target_type=target_type, target_id=str(target_id), **entry)
 
 
 def _refuse_if_superseded(job: CompactionJob) -> None:

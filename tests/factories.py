@@ -1,11 +1,14 @@
-"""Builders for conversation documents and users used across the tests."""
+"""Builders for conversation documents and users used across the tests, and
+small helpers to drive the app as a client or a command line would."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import datetime, timedelta, timezone
 
 from django.contrib.auth.models import Group, User
+from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
 from conversations.models import ScopeGrant
@@ -61,3 +64,15 @@ def make_user(username: str, *, role: str | None = None, scopes: tuple[str, ...]
 
 def token_for(user: User) -> str:
     return Token.objects.get_or_create(user=user)[0].key
+
+
+def run_command(*args) -> tuple[str, str, CommandError | None]:
+    """A management command's output, its errors and how it failed (None if it did not)."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command(*args, stdout=out, stderr=err)
+        failed = None
+    except CommandError as exc:
+        failed = exc
+    return out.getvalue(), err.getvalue(), failed
+

@@ -7,7 +7,7 @@ scopes), the re-run through ``compaction.actions``.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -22,7 +22,7 @@ from .filters import ConversationFilter
 from .ingest import SegmentSerializer
 from .permissions import CanOperate, CanRead
 from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
-                       StrictFilterBackend, StrictQueryMixin, conversation_or_404, reason_from, refused)
+                       StrictFilterBackend, StrictQueryMixin, act, conversation_or_404, reason_from)
 from .throttles import WriteRateThrottle
 
 
@@ -114,17 +114,38 @@ class PairPagination(CheckedPagePagination):
     max_page_size = 200
 
 
-class ConversationPairsApi(StrictQueryMixin, APIView):
+# A conversation's rows by page number; a subclass names its rows, their
+# pagination and their serializer. (A comment: the schema would show a
+# docstring as each endpoint's description.)
+class _ConversationRowsApi(StrictQueryMixin, APIView):
     permission_classes = [CanRead]
     allowed_query_params = ("page", "page_size")
+    rows_pagination = None
+    rows_serializer = None
 
-    @extend_schema(operation_id="list_pairs",
-                   responses={200: _page_of(PairSerializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer})
+    def rows(self, conversation):
+        raise NotImplementedError
+
     def get(self, request, conversation_id: int):
         conversation = conversation_or_404(request, conversation_id)
-        paginator = PairPagination()
-        page = paginator.paginate_queryset(selectors.conversation_pairs(conversation=conversation), request, view=self)
-        return paginator.get_paginated_response(PairSerializer(page, many=True).data)
+        paginator = self.rows_pagination()
+        page = paginator.paginate_queryset(self.rows(conversation), request, view=self)
+        return paginator.get_paginated_response(self.rows_serializer(page, many=True).data)
+
+
+def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
+    """An endpoint listing ``rows(conversation=...)`` of one conversation."""
+    view = type(name, (_ConversationRowsApi,), {
+        "rows_pagination": pagination, "rows_serializer": serializer,
+        "rows": lambda self, conversation: rows(conversation=conversation), "__module__": __name__,
+    })
+    return extend_schema_view(get=extend_schema(
+        operation_id=operation_id,
+        responses={200: _page_of(serializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer}))(view)
+
+
+ConversationPairsApi = _rows_api("ConversationPairsApi", operation_id="list_pairs", pagination=PairPagination,
+                                 serializer=PairSerializer, rows=selectors.conversation_pairs)
 
 
 class SegmentPagination(CheckedPagePagination):
@@ -133,20 +154,9 @@ class SegmentPagination(CheckedPagePagination):
     max_page_size = 1000
 
 
-class ConversationSegmentsApi(StrictQueryMixin, APIView):
-    permission_classes = [CanRead]
-    allowed_query_params = ("page", "page_size")
-
-    @extend_schema(operation_id="list_segments",
-                   responses={200: _page_of(SegmentSerializer, counted=True), 400: ErrorSerializer,
-                              404: ErrorSerializer})
-    def get(self, request, conversation_id: int):
-        conversation = conversation_or_404(request, conversation_id)
-        paginator = SegmentPagination()
-        page = paginator.paginate_queryset(
-            selectors.conversation_segments(conversation=conversation), request, view=self
-        )
-        return paginator.get_paginated_response(SegmentSerializer(page, many=True).data)
+ConversationSegmentsApi = _rows_api("ConversationSegmentsApi", operation_id="list_segments",
+                                    pagination=SegmentPagination, serializer=SegmentSerializer,
+                                    rows=selectors.conversation_segments)
 
 
 class JobRefSerializer(serializers.Serializer):
@@ -175,10 +185,7 @@ class ConversationCompactApi(StrictQueryMixin, APIView):
     def post(self, request, conversation_id: int):
         conversation = conversation_or_404(request, conversation_id)
         reason = reason_from(request)
-        try:
-            jobs = actions.do_conversation_rerun(conversation=conversation, actor=request.user, reason=reason)
-        except actions.ActionRefused as exc:
-            raise refused(exc) from None
+        jobs = act(actions.do_conversation_rerun, conversation=conversation, actor=request.user, reason=reason)
         body = {
             "conversation": conversation.pk,
             "jobs": [

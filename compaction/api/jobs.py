@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from .. import actions
 from .audits import AuditRecordSerializer, audit_record_of
 from .permissions import CanOperate
-from .plumbing import ERRORS_WRITE, ReasonSerializer, StrictQueryMixin, job_or_404, reason_from, refused
+from .plumbing import ERRORS_WRITE, ReasonSerializer, StrictQueryMixin, act, job_or_404, reason_from
 from .throttles import WriteRateThrottle
 
 
@@ -30,10 +30,7 @@ class _JobActionApi(StrictQueryMixin, APIView):
     def post(self, request, job_id: int):
         job = job_or_404(request, job_id)
         reason = reason_from(request)
-        try:
-            queued = self.operation(job=job, actor=request.user, reason=reason)
-        except actions.ActionRefused as exc:
-            raise refused(exc) from None
+        queued = act(self.operation, job=job, actor=request.user, reason=reason)
         return Response(audit_record_of(job_or_404(request, queued.pk)), status=status.HTTP_202_ACCEPTED)
 
 

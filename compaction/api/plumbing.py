@@ -296,6 +296,15 @@ def refused(exc: actions.ActionRefused) -> ApiError:
     return ApiError(code=exc.code, message=exc.message, status_code=status.HTTP_409_CONFLICT)
 
 
+def act(action, **kwargs):
+    """Call one of ``compaction.actions``' ``do_*``; its refusal becomes the
+    API's answer (``refused``)."""
+    try:
+        return action(**kwargs)
+    except actions.ActionRefused as exc:
+        raise refused(exc) from None
+
+
 def job_or_404(request, job_id: int):
     job = audit.audit_job_get(user=request.user, job_id=job_id)
     if job is None:

@@ -15,7 +15,7 @@ from .permissions import CanReview
 from ..actions import REASON_MAX_CHARS
 from ..keyset import MAX_ID
 from .plumbing import (ERRORS_WRITE, ApiError, StrictCharField, StrictIntegerField,
-                       StrictQueryMixin, job_or_404, refused)
+                       StrictQueryMixin, act, job_or_404)
 from .throttles import WriteRateThrottle
 
 
@@ -66,11 +66,8 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
             raise ApiError(code=exc.code, message=f"reason: {exc.message}",
                            errors={"note": [exc.message], "reason": [exc.message]}) from None
         job = job_or_404(request, data["job"])
-        try:
-            review = actions.do_review_record(job=job, reviewer=request.user, verdict=data["verdict"],
-                                              note=data["note"])
-        except actions.ActionRefused as exc:
-            raise refused(exc) from None
+        review = act(actions.do_review_record, job=job, reviewer=request.user, verdict=data["verdict"],
+                     note=data["note"])
         body = {
             "id": review.pk,
             "job": review.job_id,

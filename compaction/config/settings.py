@@ -23,24 +23,22 @@ def env_bool(name: str, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number(name: str, default, kind, what: str):
     value = os.environ.get(name)
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        return kind(value)
     except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
+        raise ImproperlyConfigured(f"{name} must be {what}, got {value!r}") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return float(value)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from exc
+    return _env_number(name, default, float, "a number")
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
@@ -48,6 +48,12 @@ CONVERSATION_SORTS = {
 }
 QUEUE = Keyset("desk-queue", ("-updated_at", "-id"), (TIME, ID))
 ACTIVITY = Keyset("desk-activity", ("-created_at", "-id"), (TIME, ID))
+
+
+def _where(qs: QuerySet, **lookups) -> QuerySet:
+    """``qs`` narrowed by every lookup a filter form gave a value (an empty
+    one means "any")."""
+    return qs.filter(**{name: value for name, value in lookups.items() if value})
 
 
 def _day_start_utc(day):
@@ -350,13 +356,8 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
         .select_related("conversation", "prompt_version")
         .only(*JOB_ROW_FIELDS, "conversation__external_id")
     )
-    qs = in_scopes_of(qs, user=user)
-    if failure_code:
-        qs = qs.filter(last_failure_code=failure_code)
-    if scope:
-        qs = qs.filter(scope=scope)
-    if prompt_version:
-        qs = qs.filter(prompt_version__name=prompt_version)
+    qs = _where(in_scopes_of(qs, user=user), last_failure_code=failure_code, scope=scope,
+                prompt_version__name=prompt_version)
     if older_than in AGE_CHOICES:
         qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
     return QUEUE.page(qs, cursor=cursor, size=page_size)
@@ -374,17 +375,8 @@ def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
 
 def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
                   job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
-    qs = activity_events(user=user).select_related("conversation", "job")
-    if action:
-        qs = qs.filter(action=action)
-    if actor:
-        qs = qs.filter(actor_label=actor)
-    if scope:
-        qs = qs.filter(scope=scope)
-    if conversation:
-        qs = qs.filter(conversation_id=conversation)
-    if job:
-        qs = qs.filter(job_id=job)
+    qs = _where(activity_events(user=user).select_related("conversation", "job"), action=action,
+                actor_label=actor, scope=scope, conversation_id=conversation, job_id=job)
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
     return ACTIVITY.page(qs, cursor=cursor, size=page_size)

@@ -4,7 +4,7 @@ trigger refuses raw SQL (migration 0003)."""
 
 from django.db import models
 
-from .jobs import SEGMENT_KIND, CompactionJob
+from .jobs import CompactionJob, SourceBinding
 from .prompts import PromptVersion
 
 
@@ -25,7 +25,7 @@ class GenerationQuerySet(models.QuerySet):
         raise ImmutableGenerationError("summary generations are immutable")
 
 
-class SummaryGeneration(models.Model):
+class SummaryGeneration(SourceBinding):
     """One successful summary, immutable once written."""
 
     objects = GenerationQuerySet.as_manager()
@@ -37,17 +37,9 @@ class SummaryGeneration(models.Model):
     number = models.PositiveIntegerField()
     text = models.TextField()
     text_bytes = models.PositiveIntegerField()
-    # The binding, copied in so the generation stands on its own.
-    kind = models.CharField(max_length=30, default=SEGMENT_KIND, db_default=SEGMENT_KIND)
-    scope = models.CharField(max_length=100)
-    from_pair = models.PositiveIntegerField()
-    to_pair = models.PositiveIntegerField()
-    message_ids = models.JSONField()
-    source_digest = models.CharField(max_length=64)
-    model_id = models.CharField(max_length=200)
+    # The binding (``SourceBinding``), copied in so the generation stands on its own.
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="generations")
     parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
-    parent_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

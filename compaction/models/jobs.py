@@ -59,26 +59,35 @@ class CompactionJobQuerySet(models.QuerySet):
         )
 
 
-class CompactionJob(models.Model):
-    # Which binding (``compaction.bindings``) says what this job's source is,
-    # how it is claimed and what the provider sees; the engine reads nothing
-    # else about its source.
+class SourceBinding(models.Model):
+    """The source binding (SPEC §2): what a job is bound to, copied onto its
+    generation so the generation stands on its own. ``kind`` names the
+    binding (``compaction.bindings``) that says what the rest means, how a
+    job is claimed and what the provider sees; the engine reads nothing
+    else about a source. A job written from an earlier generation (SPEC §7:
+    a rolling hand-off note) is bound to that generation (each model's own
+    foreign key) and to its text's digest (``parent_digest``) too."""
+
     kind = models.CharField(max_length=30, default=SEGMENT_KIND, db_default=SEGMENT_KIND)
     scope = models.CharField(max_length=100)
-    conversation = models.ForeignKey(
-        "conversations.Conversation", on_delete=models.PROTECT, related_name="compaction_jobs"
-    )
     from_pair = models.PositiveIntegerField()
     to_pair = models.PositiveIntegerField()
     message_ids = models.JSONField()
     source_digest = models.CharField(max_length=64)
     model_id = models.CharField(max_length=200)
+    parent_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
+
+    class Meta:
+        abstract = True
+
+
+class CompactionJob(SourceBinding):
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.PROTECT, related_name="compaction_jobs"
+    )
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
-    # A job written from an earlier generation (SPEC §7: a rolling hand-off
-    # note) is bound to that generation and to its text's digest too.
     parent_generation = models.ForeignKey("SummaryGeneration", on_delete=models.PROTECT, null=True, blank=True,
                                           related_name="child_jobs")
-    parent_digest = models.CharField(max_length=64, blank=True, default="", db_default="")
     state = models.CharField(max_length=20, choices=JobState.choices, default=JobState.PENDING)
     attempts_used = models.PositiveIntegerField(default=0)
     # COMPACTION_MAX_ATTEMPTS when created (SPEC §5); an operator's grant raises it by one.

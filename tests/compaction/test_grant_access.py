@@ -1,23 +1,11 @@
 """``grant_access`` (SPEC §1, §2): a user, roles, scopes and a token."""
 
-import io
-
 import pytest
-from django.core.management import CommandError, call_command
 
 from conversations.models import ScopeGrant, TokenScope
+from tests.factories import run_command as run
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command(*args, stdout=out, stderr=err)
-        failed = None
-    except CommandError as exc:
-        failed = exc
-    return out.getvalue(), err.getvalue(), failed
 
 
 def test_grant_access_creates_user_role_scopes_and_a_scoped_token():

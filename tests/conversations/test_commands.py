@@ -1,27 +1,15 @@
 """The import_conversations command: arguments in, one report a line out
 (the import itself: tests/conversations/services/test_bulk_import.py)."""
 
-import io
 import json
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.db import connection
 
 from conversations.models import Conversation
-from tests.factories import conversation_document
+from tests.factories import conversation_document, run_command as run
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command(*args, stdout=out, stderr=err)
-        failed = None
-    except CommandError as exc:
-        failed = exc
-    return out.getvalue(), err.getvalue(), failed
 
 
 def test_import_reports_each_line_and_imports_good_lines_in_their_own_transaction(tmp_path):

@@ -7,11 +7,7 @@ subprocess."""
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -22,10 +18,8 @@ from compaction.engine.leases import jobs_reap_expired
 from compaction.engine.run import job_run
 from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from tests.compaction.bindings import quintet
-from tests.compaction.conftest import RecordingProvider, ingest, live_db
+from tests.compaction.conftest import RecordingProvider, ingest, live_db, run_on_sqlite
 from tests.factories import conversation_document
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -157,9 +151,4 @@ print("sqlite-quintet-ok", SummaryGeneration.objects.filter(kind=quintet.KIND).c
 
 
 def test_a_second_kind_goes_through_the_engine_on_sqlite_too(tmp_path):
-    env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
-               COMPACTION_AUTO_PLAN="0", COMPACTION_GLOBAL_CONCURRENCY="1")
-    proc = subprocess.run([sys.executable, "-c", SQLITE_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "sqlite-quintet-ok 2" in proc.stdout
+    assert "sqlite-quintet-ok 2" in run_on_sqlite(SQLITE_SCRIPT, tmp_path)

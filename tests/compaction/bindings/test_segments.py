@@ -6,7 +6,7 @@ from __future__ import annotations
 from compaction.engine.run import job_run
 from compaction.models import CompactionJob, JobState
 from tests.compaction.conftest import FAIL_EMPTY, RecordingProvider, ingest, plan
-from tests.factories import conversation_document
+from tests.factories import conversation_document, pair_messages
 
 
 def test_thirty_pairs_plan_one_job_bound_to_its_source(make_conversation):
@@ -38,9 +38,7 @@ def test_the_summariser_receives_only_the_ten_assistant_answers_never_user_text(
 def test_an_edited_message_makes_the_job_stale_and_it_never_runs(make_conversation, recording_provider):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    doc = conversation_document(30)
-    doc["messages"][5]["content"] = "Answer 2, corrected."
-    ingest(doc)
+    ingest(answer_2_corrected(30))
     job.refresh_from_db()
     assert job.state == JobState.STALE  # the ingest transaction marked it
     outcome = job_run(job_id=job.pk, provider=recording_provider)
@@ -55,9 +53,7 @@ def test_a_succeeded_job_records_when_its_source_changed_and_an_undo_clears_it(
     first, second = plan(conv)
     for job in (first, second):
         job_run(job_id=job.pk, provider=recording_provider)
-    doc = conversation_document(40)
-    doc["messages"][5]["content"] = "Answer 2, corrected."
-    ingest(doc)
+    ingest(answer_2_corrected(40))
     first.refresh_from_db()
     second.refresh_from_db()
     assert first.state == JobState.SUCCEEDED and first.source_changed_at is not None
@@ -73,9 +69,7 @@ def test_undoing_an_edit_revives_the_job_it_made_stale_and_runs_it(
 
     conv = make_conversation(30)
     (job,) = plan(conv)
-    doc = conversation_document(30)
-    doc["messages"][5]["content"] = "Answer 2, corrected."
-    ingest(doc)
+    ingest(answer_2_corrected(30))
     job.refresh_from_db()
     assert job.state == JobState.STALE and job.source_changed_at is not None
     app.conf.task_always_eager = True  # the enqueued run_job runs here, for real
@@ -91,8 +85,25 @@ def test_undoing_an_edit_revives_the_job_it_made_stale_and_runs_it(
     assert CompactionJob.objects.filter(conversation=conv).count() == 1
 
 
+def answer_2_corrected(n_pairs: int) -> dict:
+    """The conversation with pair 2's answer edited (it lies in range 0-9)."""
+    doc = conversation_document(n_pairs)
+    doc["messages"][5]["content"] = "Answer 2, corrected."
+    return doc
+
+
 def _cancel_last_run(doc):
     doc["runs"][-1]["status"] = "cancelled"
+    return doc
+
+
+def _planned_again():
+    """The 30-pair conversation with its newest run cancelled, then one more
+    run: range 0-9 is planned again, with exactly its old source."""
+    doc = _cancel_last_run(conversation_document(30))
+    run, messages = pair_messages(30)
+    doc["runs"].append(run)
+    doc["messages"].extend(messages)
     return doc
 
 
@@ -102,18 +113,12 @@ def test_a_range_planned_again_with_its_old_source_revives_its_stale_job(make_co
     completes: the range is planned again with exactly the source the job is
     bound to. The job must be usable again, not stuck stale forever (its
     binding is unique, so planning can never bind another job to it)."""
-    from tests.factories import pair_messages
-
     conv = make_conversation(30)
     (job,) = plan(conv)
     ingest(_cancel_last_run(conversation_document(30)))
     job.refresh_from_db()
     assert job.state == JobState.STALE and job.source_changed_at is not None
-    doc = _cancel_last_run(conversation_document(30))
-    run, messages = pair_messages(30)
-    doc["runs"].append(run)
-    doc["messages"].extend(messages)
-    ingest(doc)
+    ingest(_planned_again())
     assert conv.segments.get().digest == job.source_digest
     job.refresh_from_db()
     assert (job.state, job.source_changed_at) == (JobState.PENDING, None)
@@ -123,19 +128,13 @@ def test_a_range_planned_again_with_its_old_source_revives_its_stale_job(make_co
 
 def test_a_succeeded_range_planned_again_with_its_old_source_is_not_marked_changed(
         make_conversation, recording_provider):
-    from tests.factories import pair_messages
-
     conv = make_conversation(30)
     (job,) = plan(conv)
     job_run(job_id=job.pk, provider=recording_provider)
     ingest(_cancel_last_run(conversation_document(30)))
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED and job.source_changed_at is not None
-    doc = _cancel_last_run(conversation_document(30))
-    run, messages = pair_messages(30)
-    doc["runs"].append(run)
-    doc["messages"].extend(messages)
-    ingest(doc)
+    ingest(_planned_again())
     job.refresh_from_db()
     assert (job.state, job.source_changed_at) == (JobState.SUCCEEDED, None)
 

@@ -4,9 +4,7 @@ messages make no second attempt."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 import uuid
 
@@ -17,6 +15,7 @@ from compaction.config.celery import app
 from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
 from compaction.tasks import plan_conversation, run_job
 from tests.compaction.conftest import ingest, live_db, subprocess_env
+from tests.workers import celery_worker
 from tests.factories import conversation_document
 
 REDIS_URL = "redis://127.0.0.1:6379/1"
@@ -38,25 +37,9 @@ def worker():
     if connection.vendor != "postgresql" or not redis_up():
         pytest.skip("needs PostgreSQL and Redis")
     queue = f"engine-test-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "compaction", "worker", "--pool=prefork", "-c", "1", "-Q", queue,
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning", "-n", f"{queue}@%h"],
-        env=subprocess_env(CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=queue),
-        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
+    env = subprocess_env(CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=queue)
+    with celery_worker(queue=queue, env=env, redis_url=REDIS_URL, stderr=subprocess.PIPE):
         yield queue
-    finally:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL).delete(queue)
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def send(task, *args, queue):

@@ -13,6 +13,14 @@ from compaction.models import Attempt, CompactionJob, FrozenPromptError, JobStat
 from tests.compaction.conftest import FAIL_EMPTY, RecordingProvider, plan
 
 
+def refusal(job, *, model_id=None):
+    """Why a claim of ``job`` was refused, and the state and attempts it left."""
+    claim = job_claim(job_id=job.pk, worker="w", model_id=model_id or job.model_id)
+    assert claim.attempt is None
+    job.refresh_from_db()
+    return claim.refused, job.state, job.attempts_used
+
+
 def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conversation):
     from conversations.models import Segment
 
@@ -20,19 +28,13 @@ def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conve
     (job,) = plan(conv)
     # A digest that moved without the ingest hook (e.g. a bulk repair).
     Segment.objects.filter(conversation=conv).update(digest="0" * 64)
-    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
-    assert claim.attempt is None and claim.refused == "source_changed"
-    job.refresh_from_db()
-    assert job.state == JobState.STALE and job.attempts_used == 0
+    assert refusal(job) == ("source_changed", JobState.STALE, 0)
 
 
 def test_claim_refuses_another_model(make_conversation):
     conv = make_conversation(30)
     (job,) = plan(conv)
-    claim = job_claim(job_id=job.pk, worker="w", model_id="gpt-other")
-    assert claim.attempt is None and claim.refused == "model_mismatch"
-    job.refresh_from_db()
-    assert job.state == JobState.PENDING and job.attempts_used == 0
+    assert refusal(job, model_id="gpt-other") == ("model_mismatch", JobState.PENDING, 0)
 
 
 def test_claim_refuses_a_binding_without_twenty_distinct_ids(make_conversation):

@@ -4,12 +4,7 @@ there too. Runs in a subprocess so it gets its own settings."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.compaction.conftest import run_on_sqlite
 
 SCRIPT = r"""
 import django
@@ -62,9 +57,4 @@ print("sqlite-ok", Attempt.objects.count(), SummaryGeneration.objects.count())
 
 
 def test_the_engine_runs_on_the_embedded_sqlite_default(tmp_path):
-    env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
-               COMPACTION_AUTO_PLAN="0", COMPACTION_GLOBAL_CONCURRENCY="1")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "sqlite-ok 3 2" in proc.stdout
+    assert "sqlite-ok 3 2" in run_on_sqlite(SCRIPT, tmp_path)
