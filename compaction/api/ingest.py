@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from conversations import selectors
 from conversations.documents import DocumentInvalid, parse_document_bytes
-from conversations.services import ingest as services
+from conversations.services.ingest import conversation_ingest
 
 from .permissions import CanIngest
 from .plumbing import ApiError, ErrorSerializer, StrictQueryMixin
@@ -128,7 +128,7 @@ class IngestApi(StrictQueryMixin, APIView):
                 errors={"scope": [f"not granted: {document.scope!r}"]},
             )
         try:
-            result = services.conversation_ingest(document=document, actor=request.user.get_username())
+            result = conversation_ingest(document=document, actor=request.user.get_username())
         except DocumentInvalid as exc:
             raise ApiError(code="invalid_document", message=str(exc), errors=exc.errors) from None
         conv = result.conversation
