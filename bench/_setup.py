@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ def use_database(name: str) -> None:
     base = os.environ.get("BENCH_DATABASE_SERVER", "postgres://postgres@127.0.0.1:5432")
     os.environ["DATABASE_URL"] = f"{base}/{name}"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.config.settings")
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(ROOT))

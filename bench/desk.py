@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/compaction_bench_desk")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.config.settings")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
 os.environ.setdefault("COMPACTION_VAR_DIR", str(ROOT / "var" / "bench"))

@@ -27,7 +27,6 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -40,7 +39,7 @@ DB_NAME = os.environ.get("BENCH_DB", "compaction_engine_bench")
 DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
 REDIS_URL = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/1")
 ENV = {
-    "DJANGO_SETTINGS_MODULE": "compaction.settings",
+    "DJANGO_SETTINGS_MODULE": "compaction.config.settings",
     # Workers run with DEBUG off in production; DEBUG on makes Django wrap every
     # cursor to time and record each query, which is not engine overhead.
     "DJANGO_DEBUG": "0",
@@ -84,7 +83,7 @@ def setup_data(conversations: int, pairs: int):
     from django.core.management import call_command
 
     from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
+    from conversations.services.ingest import conversation_ingest
     from tests.factories import conversation_document
 
     call_command("migrate", verbosity=0)
@@ -94,14 +93,14 @@ def setup_data(conversations: int, pairs: int):
 
 
 def plan_all(prompt_name: str, limit: int | None = None) -> list[int]:
-    from compaction import services
+    from compaction.bindings.segments import conversation_plan
     from compaction.models import PromptVersion
     from conversations.models import Conversation
 
     pv = PromptVersion.objects.get(name=prompt_name)
     ids = []
     for conv in Conversation.objects.order_by("pk")[:limit]:
-        ids += [j.pk for j in services.conversation_plan(conversation=conv, prompt_version=pv)]
+        ids += [j.pk for j in conversation_plan(conversation=conv, prompt_version=pv)]
     return ids
 
 
@@ -170,17 +169,14 @@ def phase_a(job_ids, processes=4):
 
 
 def phase_b(job_ids, processes=4):
-    from compaction.celery import app
+    from compaction.config.celery import app
     from compaction.models import CompactionJob
     from compaction.tasks import run_job
+    from tests.workers import celery_worker
 
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     env = dict(os.environ, CELERY_BROKER_URL=REDIS_URL, CELERY_TASK_DEFAULT_QUEUE=queue)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "compaction", "worker", "--pool=prefork", "-c", str(processes),
-         "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning",
-         "-n", f"{queue}@%h"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with celery_worker(queue=queue, env=env, redis_url=REDIS_URL, processes=processes, stop_timeout=60):
         time.sleep(3)  # let the pool start before the clock does
         started = time.perf_counter()
         with app.connection_for_write(REDIS_URL) as conn:
@@ -194,16 +190,7 @@ def phase_b(job_ids, processes=4):
                 break
             time.sleep(0.1)
         wall = time.perf_counter() - started
-    finally:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL).delete(queue)  # drop the unconsumed duplicates
-        worker.terminate()
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    # (the unconsumed duplicates are dropped with the queue)
     done = CompactionJob.objects.filter(pk__in=job_ids, state="succeeded").count()
     print(f"B. Celery prefork worker -c {processes} on Redis: {done}/{len(job_ids)} jobs succeeded in "
           f"{wall:.2f}s = {done / wall:.1f} jobs/s (enqueueing {2 * len(job_ids)} messages took {enqueued:.2f}s)")

@@ -134,8 +134,8 @@ def main() -> None:
     use_database(DB_NAME)
     from django.db import connection
 
-    from compaction.projection import conversation_projection
-    from compaction.projection_api import ProjectionJSONRenderer
+    from compaction.context.projection import conversation_projection
+    from compaction.api.projection import ProjectionJSONRenderer
 
     sizes = [int(s) for s in args.sizes.split(",")]
     convs = {n: build(n) for n in sizes}

@@ -1,5 +1,8 @@
-"""What we made of what was said: segments, jobs, attempts, generations."""
+"""What we made of what was said: segments, jobs, attempts, generations.
 
-from .celery import app as celery_app
+``celery -A compaction`` finds the Celery app here (``compaction.config.celery``).
+"""
+
+from .config.celery import app as celery_app
 
 __all__ = ["celery_app"]

@@ -1,4 +1,7 @@
-"""Audit records and the activity log, read side (SPEC §8, issue 6).
+"""Audit records: the read side of what became of every job (SPEC §11, issue 6).
+
+(The log of human actions is the *activity* log: ``AuditEvent`` rows,
+written by ``compaction.actions``, read by ``compaction.activity``.)
 
 One audit record per job (range × prompt version): the whole source binding,
 the digest recomputed now (the planned segment's current digest) and whether
@@ -20,12 +23,12 @@ from collections.abc import Iterable, Iterator
 
 from django.db.models import BooleanField, Case, F, OuterRef, QuerySet, Subquery, Value, When
 
-from conversations.models import Segment
 from conversations.selectors import in_scopes_of
 
+from .bindings.segments import current_digest_subquery
 from .csvsafe import csv_cell
-from .models import Attempt, AuditEvent, CompactionJob, Review
-from .pagination import MAX_ID
+from .keyset import MAX_ID
+from .models import Attempt, CompactionJob, Review
 
 ATTEMPT_FIELDS = (
     "number", "started_at", "finished_at", "outcome", "failure_code", "failure_detail",
@@ -33,7 +36,7 @@ ATTEMPT_FIELDS = (
 )
 
 
-def _iso(value) -> str | None:
+def iso(value) -> str | None:
     # The same spelling as DRF's DateTimeField, so paged JSON and exports agree.
     if value is None:
         return None
@@ -49,15 +52,12 @@ def _or_none(text: str) -> str | None:
 
 def audit_jobs(*, user) -> QuerySet[CompactionJob]:
     """Every job ``user`` may see, annotated with what an audit record needs."""
-    current_digest = Segment.objects.filter(
-        conversation_id=OuterRef("conversation_id"), from_pair=OuterRef("from_pair")
-    ).values("digest")[:1]
-    latest_review = Review.objects.filter(job_id=OuterRef("pk")).order_by("-created_at", "-id")
+    latest_review = Review.objects.newest_of_job(OuterRef("pk"))
     qs = (
         CompactionJob.objects.annotate(
             conversation_external_id=F("conversation__external_id"),
             prompt_version_name=F("prompt_version__name"),
-            current_digest=Subquery(current_digest),
+            current_digest=current_digest_subquery(),
             latest_review_id=Subquery(latest_review.values("pk")[:1]),
         )
         .annotate(
@@ -81,12 +81,6 @@ def audit_job_get(*, user, job_id: int) -> CompactionJob | None:
     return audit_jobs(user=user).filter(pk=job_id).first()
 
 
-def activity_events(*, user) -> QuerySet[AuditEvent]:
-    """Audit events ``user`` may see: staff see all; everyone else the events
-    of their scopes (events without a scope are staff-only)."""
-    return in_scopes_of(AuditEvent.objects.select_related("actor"), user=user)
-
-
 # --- serialisation -------------------------------------------------------------
 
 def _attempts_by_job(job_ids: list[int]) -> dict[int, list[dict]]:
@@ -100,8 +94,8 @@ def _attempts_by_job(job_ids: list[int]) -> dict[int, list[dict]]:
         a = dict(zip(ATTEMPT_FIELDS, values))
         out[job_id].append({
             "number": a["number"],
-            "started_at": _iso(a["started_at"]),
-            "finished_at": _iso(a["finished_at"]),
+            "started_at": iso(a["started_at"]),
+            "finished_at": iso(a["finished_at"]),
             "outcome": a["outcome"],
             "failure_code": _or_none(a["failure_code"]),
             "failure_detail": a["failure_detail"],
@@ -121,7 +115,7 @@ def _reviews_by_id(review_ids: list[int]) -> dict[int, dict]:
         "pk", "verdict", "reviewer__username", "note", "created_at"
     )
     return {
-        pk: {"verdict": verdict, "reviewer": reviewer, "note": note, "created_at": _iso(created_at)}
+        pk: {"verdict": verdict, "reviewer": reviewer, "note": note, "created_at": iso(created_at)}
         for pk, verdict, reviewer, note, created_at in rows
     }
 
@@ -135,7 +129,7 @@ def _generation(job: CompactionJob) -> dict | None:
         "id": generation.pk,
         "number": generation.number,
         "text": generation.text,
-        "created_at": _iso(generation.created_at),
+        "created_at": iso(generation.created_at),
     }
 
 
@@ -163,8 +157,8 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
             "attempts_used": job.attempts_used,
             "max_attempts": job.max_attempts,
             "last_failure_code": _or_none(job.last_failure_code),
-            "created_at": _iso(job.created_at),
-            "updated_at": _iso(job.updated_at),
+            "created_at": iso(job.created_at),
+            "updated_at": iso(job.updated_at),
             "attempts": attempts[job.pk],
             "generation": _generation(job),
             "review": reviews.get(job.latest_review_id),
@@ -185,24 +179,6 @@ def audit_records_iter(queryset: QuerySet[CompactionJob], *, chunk_size: int = 5
             chunk = []
     if chunk:
         yield from audit_records(chunk)
-
-
-def activity_record(event: AuditEvent) -> dict:
-    return {
-        "id": event.pk,
-        "created_at": _iso(event.created_at),
-        "actor": event.actor.get_username() if event.actor_id else None,
-        "actor_label": event.actor_label,
-        "action": event.action,
-        "target_type": event.target_type,
-        "target_id": event.target_id,
-        "scope": event.scope,
-        "conversation": event.conversation_id,
-        "job": event.job_id,
-        "before": event.before,
-        "after": event.after,
-        "reason": event.reason,
-    }
 
 
 # --- export formats ---------------------------------------------------------------

@@ -5,6 +5,9 @@ with plain (no control characters but tab and line breaks), non-blank text
 of at most 6,000 characters and no tool calls.
 Every violation has its own failure code. Text that arrived together with a
 tool call is a failure however good it reads: the summariser must not act.
+
+``check`` answers with a ``ContractResult`` (not to be confused with a
+reviewer's ``Verdict`` on a summary, ``compaction.models.reviews``).
 """
 
 from __future__ import annotations
@@ -54,29 +57,31 @@ class ProviderResult:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ContractResult:
+    """Whether a provider result passed the contract, and if not, why."""
+
     ok: bool
     failure_code: str = ""
     detail: str = ""
 
 
-def check(result: ProviderResult, *, max_chars: int = MAX_SUMMARY_CHARS) -> Verdict:
+def check(result: ProviderResult, *, max_chars: int = MAX_SUMMARY_CHARS) -> ContractResult:
     """Judge one provider result against the contract; the first violation wins,
     in an order that names the most fundamental problem."""
     if result.error:
         code = result.error if result.error in (PROVIDER_ERROR, TIMEOUT) else PROVIDER_ERROR
-        return Verdict(False, code, result.error_detail or code)
+        return ContractResult(False, code, result.error_detail or code)
     if result.tool_calls:
-        return Verdict(False, TOOL_CALLS, f"the response carried {len(result.tool_calls)} tool call(s)")
+        return ContractResult(False, TOOL_CALLS, f"the response carried {len(result.tool_calls)} tool call(s)")
     if result.finish_reason != "stop":
-        return Verdict(False, FINISH_REASON, f"finish_reason was {result.finish_reason!r}, not 'stop'")
+        return ContractResult(False, FINISH_REASON, f"finish_reason was {result.finish_reason!r}, not 'stop'")
     text = result.text or ""
     if not text.strip():
-        return Verdict(False, EMPTY, "the response text was blank")
+        return ContractResult(False, EMPTY, "the response text was blank")
     control = _CONTROL.search(text)
     if control:
-        return Verdict(False, NOT_PLAIN_TEXT,
+        return ContractResult(False, NOT_PLAIN_TEXT,
                        f"control character U+{ord(control.group()):04X} at position {control.start()}")
     if len(text) > max_chars:
-        return Verdict(False, TOO_LONG, f"{len(text)} characters; at most {max_chars} are allowed")
-    return Verdict(True)
+        return ContractResult(False, TOO_LONG, f"{len(text)} characters; at most {max_chars} are allowed")
+    return ContractResult(True)

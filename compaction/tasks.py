@@ -2,7 +2,8 @@
 
 All tasks are idempotent: a redelivered message (``acks_late`` with
 ``reject_on_worker_lost``) finds its job no longer claimable and does
-nothing, so it never makes a second attempt or a second generation.
+nothing, so it never makes a second attempt or a second generation. Work is
+sent to them by name (``compaction.engine.dispatch``).
 """
 
 from __future__ import annotations
@@ -11,23 +12,25 @@ import logging
 
 from celery import shared_task
 
-from . import services
+from conversations.models import Conversation
+
+from . import bindings
+from .engine import dispatch, leases
+from .engine.run import job_run
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="compaction.plan_conversation", acks_late=True, reject_on_worker_lost=True)
 def plan_conversation(conversation_id: int) -> list[int]:
-    """Create jobs for newly planned segments and enqueue them."""
-    from conversations.models import Conversation
-
+    """Create jobs for what the conversation needs now and enqueue them."""
     conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
         return []
-    return [job.pk for job in services.conversation_plan_and_enqueue(conversation=conversation)]
+    return [job.pk for job in bindings.conversation_plan_and_enqueue(conversation=conversation)]
 
 
-@shared_task(name="compaction.plan_conversations", acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=dispatch.PLAN_CONVERSATIONS, acks_late=True, reject_on_worker_lost=True)
 def plan_conversations(conversation_ids: list[int]) -> dict[int, list[int]]:
     """``plan_conversation`` for each of many conversations, in turn. One
     that fails is logged and left to the periodic scan, which plans every
@@ -41,11 +44,11 @@ def plan_conversations(conversation_ids: list[int]) -> dict[int, list[int]]:
     return planned
 
 
-@shared_task(name="compaction.run_job", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+@shared_task(name=dispatch.RUN_JOB, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
     """One attempt at a job. ``attempts_used`` is the count when the message
     was sent: the message is only good for the next attempt after that."""
-    outcome = services.job_run(job_id=job_id, expected_attempts_used=attempts_used)
+    outcome = job_run(job_id=job_id, expected_attempts_used=attempts_used)
     if outcome.status == "deferred" and not self.request.is_eager and self.request.id:
         # No admission slot: nothing was claimed, try again shortly.
         raise self.retry(countdown=5)
@@ -58,12 +61,11 @@ def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
 def reap_and_scan() -> dict:
     """Periodic: reap expired leases, retry due failures, rescue lost pending
     jobs, and plan conversations whose new ranges have no job yet."""
-    reaped = services.jobs_reap_expired()
-    due = services.jobs_take_due()
-    services.jobs_enqueue(due)
-    unplanned = services.conversations_unplanned()
-    if unplanned:
-        plan_conversations.delay(list(unplanned))
+    reaped = leases.jobs_reap_expired()
+    due = leases.jobs_take_due()
+    dispatch.jobs_enqueue(due)
+    unplanned = bindings.conversations_unplanned()
+    dispatch.conversations_plan(unplanned)
     if reaped or due or unplanned:
         logger.info("scan reaped=%s enqueued=%s planned=%s", reaped, due, unplanned)
     return {"reaped": reaped, "enqueued": due, "planned": unplanned}

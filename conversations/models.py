@@ -1,10 +1,11 @@
 """What was said (SPEC §2–§4).
 
-Models hold data and constraints; the rules that decide what a pair is and
-what a segment covers live in ``pairing.py`` and ``compaction/planning.py``.
-``Pair`` and ``Segment`` are materialised projections, rebuilt by
-``services.conversation_rebuild_pairs`` whenever a conversation's runs or
-messages change, inside the same transaction.
+Models hold data and constraints; the rules that decide what a pair is
+live in ``pairing.py``, and which ranges a segment covers is asked of the
+listener registered on ``hooks`` (compaction's plan). ``Pair`` and
+``Segment`` are materialised projections, rebuilt by ``services.ingest``
+whenever a conversation's runs or messages change, inside the same
+transaction.
 """
 
 from django.conf import settings

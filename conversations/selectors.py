@@ -11,7 +11,7 @@ def user_scopes(user) -> frozenset[str] | None:
     """The scopes ``user`` may read; ``None`` means every scope (staff)."""
     if not user or not user.is_authenticated:
         return frozenset()
-    # An API token may narrow what its user sees (compaction.auth sets this),
+    # An API token may narrow what its user sees (the API's token authentication sets this),
     # a staff user's token too: staff are granted every scope, so the
     # intersection is the token's own list.
     token_scopes = getattr(user, "_token_scopes", None)

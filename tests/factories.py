@@ -1,10 +1,14 @@
-"""Builders for conversation documents and users used across the tests."""
+"""Builders for conversation documents and users used across the tests, and
+small helpers to drive the app as a client or a command line would."""
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import datetime, timedelta, timezone
 
 from django.contrib.auth.models import Group, User
+from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
 from conversations.models import ScopeGrant
@@ -42,6 +46,12 @@ def conversation_document(n_pairs: int, *, scope: str = "default", external_id: 
     return {"scope": scope, "id": external_id, "title": title, "metadata": {}, "runs": runs, "messages": messages}
 
 
+def post_document(client, doc, raw=None):
+    """POST one ingest document (or raw bytes) as an integrator would."""
+    body = raw if raw is not None else json.dumps(doc).encode()
+    return client.post("/api/v1/ingest/", data=body, content_type="application/json")
+
+
 def make_user(username: str, *, role: str | None = None, scopes: tuple[str, ...] = ("default",),
               staff: bool = False, password: str = "pw-for-tests") -> User:
     user = User.objects.create_user(username=username, password=password, is_staff=staff)
@@ -54,3 +64,15 @@ def make_user(username: str, *, role: str | None = None, scopes: tuple[str, ...]
 
 def token_for(user: User) -> str:
     return Token.objects.get_or_create(user=user)[0].key
+
+
+def run_command(*args) -> tuple[str, str, CommandError | None]:
+    """A management command's output, its errors and how it failed (None if it did not)."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command(*args, stdout=out, stderr=err)
+        failed = None
+    except CommandError as exc:
+        failed = exc
+    return out.getvalue(), err.getvalue(), failed
+

@@ -11,7 +11,7 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/compaction")
 os.environ.setdefault("COMPACTION_VAR_DIR", os.path.join(os.path.dirname(os.path.dirname(__file__)), "var", "test"))
 
-from compaction.settings import *  # noqa: E402,F401,F403
+from compaction.config.settings import *  # noqa: E402,F401,F403
 
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -17,7 +17,7 @@ from .base import Answer, Provider, SummaryRequest, render_answers
 from .extractive import EXTRACTIVE_MODEL_ID, ExtractiveProvider
 
 __all__ = ["Answer", "Provider", "SummaryRequest", "render_answers", "EXTRACTIVE_MODEL_ID",
-           "configured_model_id", "provider_build"]
+           "configured_model_id", "provider_build", "provider_get"]
 
 
 def _base_provider() -> Provider:
@@ -50,3 +50,16 @@ def configured_model_id() -> str:
     """The model id new jobs are bound to: the configured provider's own id
     (``extractive-v1`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
     return _base_provider().model_id
+
+
+_provider_cache: dict = {}
+
+
+def provider_get() -> Provider:
+    """One provider per process, rebuilt when its settings change (tests)."""
+    key = (settings.COMPACTION_PROVIDER, settings.COMPACTION_MODEL, settings.OPENAI_BASE_URL,
+           settings.OPENAI_TIMEOUT_SECONDS, settings.COMPACTION_FAULT_RATE, settings.COMPACTION_FAULT_KIND)
+    if key not in _provider_cache:
+        _provider_cache.clear()
+        _provider_cache[key] = provider_build()
+    return _provider_cache[key]

@@ -14,28 +14,16 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from django.contrib.auth.models import Group, User
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
-from compaction import roles
 from conversations.documents import validate_document
-from conversations.models import Message, ScopeGrant
-from conversations.services import IngestResult, conversation_ingest
+from conversations.models import Message
+from conversations.services.ingest import IngestResult, conversation_ingest
 
 from . import AFTER_COMPACTION, TAIL, demo_conversations
 from .builder import Built
 
 ACTOR = "seed_demo"
-
-# Known, printed passwords: only for a local demo (see the command's refusal).
-DEMO_USERS = (
-    # username, password, group, staff
-    ("admin", "admin-demo", None, True),
-    ("operator", "operator-demo", roles.OPERATOR, False),
-    ("support", "support-demo", roles.SUPPORT, False),
-    ("integrator", "integrator-demo", roles.INTEGRATOR, False),
-)
 
 
 @dataclass
@@ -81,32 +69,3 @@ def demo_conversations_load(*, edit_after_compaction: bool = False) -> list[Load
     inside a first segment only when ``edit_after_compaction``."""
     keys = frozenset({TAIL, AFTER_COMPACTION} if edit_after_compaction else {TAIL})
     return [demo_conversation_load(built=built, edit_keys=keys) for built in demo_conversations()]
-
-
-@dataclass
-class DemoUser:
-    user: User
-    password: str
-    created: bool
-    token: str | None
-
-
-def demo_users_ensure(*, scopes: list[str]) -> list[DemoUser]:
-    """Create the demo users once; later runs only make sure their groups,
-    scope grants and the integrator's token exist (passwords are left alone)."""
-    out = []
-    with transaction.atomic():
-        for username, password, group, staff in DEMO_USERS:
-            user = User.objects.filter(username=username).first()
-            created = user is None
-            if created:
-                user = User(username=username, is_staff=staff, is_superuser=staff)
-                user.set_password(password)
-                user.save()
-            if group:
-                user.groups.add(Group.objects.get_or_create(name=group)[0])
-            for scope in scopes:
-                ScopeGrant.objects.get_or_create(user=user, scope=scope)
-            token = Token.objects.get_or_create(user=user)[0].key if group == roles.INTEGRATOR else None
-            out.append(DemoUser(user=user, password=password, created=created, token=token))
-    return out

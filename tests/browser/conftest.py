@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.conftest import as_user, world  # noqa: F401  (shared fixtures)
+from tests.compaction.desk.conftest import as_user, world  # noqa: F401  (shared fixtures)
 
 # Playwright's sync API runs an event loop in this thread; the test code's
 # own ORM calls are still plain synchronous calls.

@@ -112,6 +112,7 @@ def test_pages_read_without_javascript(live_server, browser, world):
     page.click(f'a[href="/jobs/{world.succeeded.pk}/"] >> nth=0')
     assert "Summary of the ten answers" in page.inner_text(".sources")
     page.check("input[name=verdict][value=approved]")
+    page.fill("#id_note", "Matches the sources.")  # a verdict's note is its reason: required
     page.click("button:has-text('Record verdict')")
     page.wait_for_selector("text=Verdict recorded.")
     context.close()

@@ -9,8 +9,23 @@ from compaction.contract import ProviderResult
 from compaction.providers.base import Provider
 from compaction.providers.extractive import ExtractiveProvider
 from conversations.documents import validate_document
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
+
+
+FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
+
+
+def plan(conv):
+    from compaction.bindings.segments import conversation_plan
+
+    return conversation_plan(conversation=conv)
+
+
+def plan_with(conv, **binding):
+    from compaction.bindings.segments import conversation_plan
+
+    return conversation_plan(conversation=conv, **binding)
 
 
 def ingest(doc):
@@ -83,3 +98,20 @@ def _no_background_planning(settings):
     """Ingests in these tests do not send planning tasks to the broker;
     the tests that check that hook turn it back on."""
     settings.COMPACTION_AUTO_PLAN = False
+
+
+def run_on_sqlite(script: str, tmp_path) -> str:
+    """Run ``script`` (Python, Django set up by it) in a subprocess on the
+    embedded SQLite default under ``tmp_path``; its standard output."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, DATABASE_URL="", COMPACTION_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings",
+               COMPACTION_AUTO_PLAN="0", COMPACTION_GLOBAL_CONCURRENCY="1")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+

@@ -1,9 +1,14 @@
-"""The opaque cursor both the desk and the REST lists use: base64url of JSON,
-and nothing else is taken for one."""
+"""The one cursor scheme of the desk and the REST lists (issues 5, 6, 10):
+base64url of JSON naming a list and one row's position in it, and nothing
+else is taken for one."""
+
+import base64
+import json
+from datetime import datetime, timezone
 
 import pytest
 
-from compaction.keyset import InvalidCursor, cursor_pack, cursor_unpack
+from compaction.keyset import ID, TIME, InvalidCursor, Keyset, cursor_pack, cursor_unpack
 
 
 def test_cursor_round_trips_its_json_without_padding():
@@ -28,8 +33,48 @@ def test_what_is_not_base64url_of_json_is_refused(value):
 def test_a_number_that_is_not_finite_is_refused(json_text):
     # Python's json reads these; no cursor we issue holds one, and int() of
     # an infinite float raises OverflowError where callers expect InvalidCursor.
-    import base64
-
     cursor = base64.urlsafe_b64encode(json_text.encode()).decode().rstrip("=")
     with pytest.raises(InvalidCursor):
         cursor_unpack(cursor)
+
+
+# --- a list's cursor names one row of that list; anything else is refused ------
+
+AT = datetime(2026, 11, 30, 1, 2, 3, 456789, tzinfo=timezone.utc)
+AUDITS = Keyset("audits", ("created_at", "id"), (TIME, ID))
+
+
+def raw(obj) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def test_cursor_round_trips_the_position_to_the_microsecond():
+    assert AUDITS.decode(AUDITS.cursor([AT, 7])) == ([AT, 7], False)
+
+
+def test_cursor_time_is_read_in_utc():
+    value = raw({"k": "audits", "p": ["2026-11-30T19:52:03+18:50", 7]})
+    assert AUDITS.decode(value) == ([datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc), 7], False)
+
+
+def test_cursor_of_another_list_is_refused():
+    activity = Keyset("activity", ("-created_at", "-id"), (TIME, ID))
+    with pytest.raises(InvalidCursor, match="another list"):
+        AUDITS.decode(activity.cursor([AT, 7]))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "", "not-a-cursor", "@@@@", "é", raw([1, 2]), raw({"k": "audits", "p": [AT.isoformat()]}),
+        raw({"k": "audits", "p": [AT.isoformat(), 0]}), raw({"k": "audits", "p": [AT.isoformat(), 2**63]}),
+        raw({"k": "audits", "p": [AT.isoformat(), "7"]}), raw({"k": "audits", "p": [AT.isoformat(), True]}),
+        raw({"k": "audits", "p": ["yesterday", 7]}), raw({"k": "audits", "p": ["2026-11-30T01:02:03", 7]}),
+        raw({"k": "audits", "p": [5, 7]}), raw({"k": "audits", "p": ["0001-01-01T00:00:00+05:00", 7]}),
+        raw({"k": "audits", "p": [AT.isoformat(), 7], "x": 1}),
+        base64.urlsafe_b64encode(b"\xff\xfe").decode(),
+    ],
+)
+def test_malformed_cursor_is_refused(value):
+    with pytest.raises(InvalidCursor):
+        AUDITS.decode(value)

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from compaction import services
+from compaction.bindings.segments import conversation_plan
+from compaction.engine.run import job_run
 from compaction.models import CompactionJob, JobState
 from tests.compaction.conftest import RecordingProvider, ingest
 from tests.factories import conversation_document
@@ -41,14 +42,14 @@ def test_the_job_that_counts_for_a_range(this, others, expected):
 
 def test_the_database_picks_the_same_jobs_as_the_rule(db):
     conv = ingest(conversation_document(30))
-    (first,) = services.conversation_plan(conversation=conv)
+    (first,) = conversation_plan(conversation=conv)
     bad = RecordingProvider(result={"text": "", "finish_reason": "stop", "model": "extractive-v1"})
-    services.job_run(job_id=first.pk, provider=bad)
-    services.job_run(job_id=first.pk, provider=bad)  # exhausted
+    job_run(job_id=first.pk, provider=bad)
+    job_run(job_id=first.pk, provider=bad)  # exhausted
     edited = conversation_document(30)
     edited["messages"][1]["content"] = "Answer 0, corrected."
     ingest(edited)
-    (second,) = services.conversation_plan(conversation=conv)
+    (second,) = conversation_plan(conversation=conv)
     ingest(conversation_document(30))  # the edit undone: first counts again, second is stale
     jobs = {j.pk: j for j in CompactionJob.objects.filter(conversation=conv)}
     assert (jobs[first.pk].state, jobs[second.pk].state) == (JobState.EXHAUSTED, JobState.STALE)

@@ -1,26 +1,15 @@
-"""The import_conversations and grant_access commands."""
+"""The import_conversations command: arguments in, one report a line out
+(the import itself: tests/conversations/services/test_bulk_import.py)."""
 
-import io
 import json
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.db import connection
 
-from conversations.models import Conversation, ScopeGrant, TokenScope
-from tests.factories import conversation_document
+from conversations.models import Conversation
+from tests.factories import conversation_document, run_command as run
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command(*args, stdout=out, stderr=err)
-        failed = None
-    except CommandError as exc:
-        failed = exc
-    return out.getvalue(), err.getvalue(), failed
 
 
 def test_import_reports_each_line_and_imports_good_lines_in_their_own_transaction(tmp_path):
@@ -59,57 +48,6 @@ def test_missing_file_is_a_clear_error(tmp_path):
     assert failed is not None and "cannot open" in str(failed)
 
 
-def test_grant_access_creates_user_role_scopes_and_a_scoped_token():
-    out, _, failed = run("grant_access", "bot", "--role", "integrator", "--scope", "a", "--scope", "b",
-                         "--token", "--token-scope", "a")
-    assert failed is None and "token: " in out
-    assert set(ScopeGrant.objects.filter(user__username="bot").values_list("scope", flat=True)) == {"a", "b"}
-    assert TokenScope.objects.get(token__user__username="bot").scopes == ["a"]
-
-
-def test_grant_access_refuses_a_token_scope_the_user_lacks():
-    _, _, failed = run("grant_access", "bot", "--scope", "a", "--token", "--token-scope", "z")
-    assert failed is not None and "not granted" in str(failed)
-
-
-def test_lines_naming_the_same_conversation_apply_in_file_order_within_a_group(tmp_path):
-    first = conversation_document(3, external_id="twice")
-    second = conversation_document(3, external_id="twice")
-    second["messages"][1]["content"] = "Answer 0, corrected."
-    lines = [json.dumps(d) for d in (first, conversation_document(2, external_id="other"), second)]
-    path = tmp_path / "twice.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    out, err, failed = run("import_conversations", str(path))
-    assert failed is None, err
-    assert out.index("line 1: created default/twice") < out.index("line 2: created default/other") \
-        < out.index("line 3: updated default/twice")
-    assert "1 changed, 1 revisions" in out
-    from conversations.models import Message
-
-    assert Message.objects.get(external_id="a-0", conversation__external_id="twice").content == "Answer 0, corrected."
-
-
-def test_a_group_whose_conversation_appears_meanwhile_is_imported_line_by_line(tmp_path, monkeypatch):
-    """A conversation stored between the group's look-up and its statement
-    (another import won the race) makes the statement fail; nothing of it
-    stays and every line is applied the ordinary way, the raced one as an
-    update."""
-    from conversations.management.commands import import_conversations as command
-    from conversations.services import conversation_ingest
-    from conversations.documents import validate_document
-
-    conversation_ingest(document=validate_document(conversation_document(2, external_id="raced")))
-    monkeypatch.setattr(command, "stored_conversation_keys", lambda keys: set())
-    path = tmp_path / "race.jsonl"
-    path.write_text("\n".join(json.dumps(conversation_document(n, external_id=name))
-                              for n, name in ((3, "new-1"), (4, "raced"), (5, "new-2"))) + "\n")
-    out, err, failed = run("import_conversations", str(path))
-    assert failed is None, err
-    assert "line 1: created default/new-1" in out and "line 3: created default/new-2" in out
-    assert "line 2: updated default/raced" in out and "4 pairs" in out
-    assert dict(Conversation.objects.values_list("external_id", "pair_count")) == {"new-1": 3, "raced": 4, "new-2": 5}
-
-
 def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engine(
         tmp_path, settings, monkeypatch, django_capture_on_commit_callbacks):
     from compaction import tasks
@@ -132,33 +70,6 @@ def test_imported_new_conversations_with_planned_segments_are_handed_to_the_engi
     assert len(sent) == (1 if connection.vendor == "postgresql" else 2)
 
 
-@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_workers_import_each_line_once_and_keep_a_conversations_lines_in_file_order(tmp_path):
-    from conversations.models import Message
-
-    docs = [conversation_document(2 + n % 3, external_id=f"w-{n}") for n in range(12)]
-    again = conversation_document(3, external_id="w-1")
-    again["messages"][1]["content"] = "Answer 0, corrected."
-    bad = conversation_document(2, external_id="w-bad")
-    bad["messages"][0]["role"] = "robot"
-    lines = [json.dumps(d) for d in docs[:6]] + [json.dumps(again), json.dumps(bad), "{broken"] \
-        + [json.dumps(d) for d in docs[6:]]
-    path = tmp_path / "many.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    out, err, failed = run("import_conversations", str(path), "--workers", "3", "--batch", "2")
-    assert failed is not None and "2 line(s) refused" in str(failed)
-    reported = sorted(int(line.split(":")[0].split()[1]) for line in (out + err).splitlines()
-                      if line.startswith("line "))
-    assert reported == list(range(1, 16))
-    assert "line 7: updated default/w-1" in out and "line 2: created default/w-1" in out
-    assert "line 8: refused: messages[0].role" in err and "line 9: refused: document: malformed JSON" in err
-    assert "13 imported, 0 unchanged, 2 refused" in out
-    assert Conversation.objects.count() == 12
-    assert Message.objects.get(conversation__external_id="w-1", external_id="a-0").content == "Answer 0, corrected."
-    assert Conversation.objects.get(external_id="w-1").pair_count == 3
-
-
 def test_workers_must_be_at_least_one(tmp_path):
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(conversation_document(1)) + "\n")
@@ -175,24 +86,6 @@ def test_workers_are_refused_without_postgresql(tmp_path):
     assert not Conversation.objects.exists()
 
 
-@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_failing_worker_makes_the_import_fail_and_reports_nothing_it_did_not_commit(tmp_path, monkeypatch):
-    from conversations.management.commands import import_conversations as command
-
-    def broken(**kwargs):
-        raise RuntimeError("disk on fire")
-
-    monkeypatch.setattr(command, "conversations_ingest_new", broken)  # inherited by the forked workers
-    path = tmp_path / "doomed.jsonl"
-    path.write_text("\n".join(json.dumps(conversation_document(2, external_id=f"d-{n}")) for n in range(6)) + "\n")
-    out, err, failed = run("import_conversations", str(path), "--workers", "2", "--batch", "3")
-    assert failed is not None and "a worker failed" in str(failed)
-    assert "RuntimeError: disk on fire" in err
-    assert "created" not in out
-    assert not Conversation.objects.exists()
-
-
 @pytest.mark.parametrize("bad", [b'{"a": NaN}', b'{"a": 1e400}', b'{"a": ' + b"9" * 5000 + b"}"])
 def test_a_line_the_database_cannot_store_is_refused_and_the_others_imported(tmp_path, bad):
     lines = [json.dumps(conversation_document(3, external_id=name)).encode() for name in ("one", "two", "three")]
@@ -205,3 +98,21 @@ def test_a_line_the_database_cannot_store_is_refused_and_the_others_imported(tmp
     assert "2 imported, 0 unchanged, 1 refused" in out
     assert failed is not None
     assert sorted(Conversation.objects.values_list("external_id", flat=True)) == ["one", "three"]
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="--workers needs PostgreSQL")
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_failing_worker_makes_the_import_fail_and_reports_nothing_it_did_not_commit(tmp_path, monkeypatch):
+    from conversations.services import bulk_import
+
+    def broken(**kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(bulk_import, "conversations_ingest_new", broken)  # inherited by the forked workers
+    path = tmp_path / "doomed.jsonl"
+    path.write_text("\n".join(json.dumps(conversation_document(2, external_id=f"d-{n}")) for n in range(6)) + "\n")
+    out, err, failed = run("import_conversations", str(path), "--workers", "2", "--batch", "3")
+    assert failed is not None and "a worker failed" in str(failed)
+    assert "RuntimeError: disk on fire" in err
+    assert "created" not in out
+    assert not Conversation.objects.exists()

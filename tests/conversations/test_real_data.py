@@ -21,7 +21,7 @@ import pytest
 from conversations.documents import validate_document
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
 from conversations.samples import crosswoz_documents, tau_bench_documents
-from conversations.services import conversation_ingest
+from conversations.services.ingest import conversation_ingest
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("SHARED_DATA_DIR") or REPO.parent / "shared" / "data")

@@ -17,7 +17,7 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from compaction.models import CompactionJob, JobState
-from compaction.services import conversation_plan
+from compaction.bindings.segments import conversation_plan
 from conversations.demo import demo_conversations
 from conversations.models import Conversation, Message, MessageRevision, Pair, Run, ScopeGrant, Segment
 

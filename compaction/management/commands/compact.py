@@ -12,14 +12,13 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import F
 
-from compaction import services
-from compaction.models import CompactionJob, JobState
+from compaction import bindings
+from compaction.engine.attempts import attempts_left
+from compaction.engine.dispatch import jobs_enqueue
+from compaction.models import SETTLED_STATES, CompactionJob, JobState
 from compaction.providers import configured_model_id
 from conversations.models import Conversation
-
-SETTLED = (JobState.SUCCEEDED, JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 
 
 class Command(BaseCommand):
@@ -44,7 +43,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         planned = 0
         for conv in conversations:
-            planned += len(services.conversation_plan(conversation=conv, model_id=model_id))
+            planned += len(bindings.conversation_plan(conversation=conv))
         jobs = CompactionJob.objects.filter(conversation__in=conversations) if conversation else CompactionJob.objects.all()
         other = jobs.filter(state__in=(JobState.PENDING, JobState.FAILED)).exclude(model_id=model_id).count()
         if other:
@@ -53,7 +52,7 @@ class Command(BaseCommand):
         jobs = jobs.filter(model_id=model_id)
         runnable = list(jobs.filter(state=JobState.PENDING).order_by("conversation_id", "from_pair").values_list("pk", flat=True))
         if retry_now:
-            retry = jobs.filter(state=JobState.FAILED, attempts_used__lt=F("max_attempts")).order_by("updated_at", "pk")
+            retry = jobs.filter(attempts_left(), state=JobState.FAILED).order_by("updated_at", "pk")
             if retry_limit is not None:
                 retry = retry[:retry_limit]
             runnable += list(retry.values_list("pk", flat=True))
@@ -66,7 +65,7 @@ class Command(BaseCommand):
                 result = run_job(job_id, started[job_id])  # the task body, in this process
                 self._print_outcome(CompactionJob.objects.get(pk=job_id), note=result.get("detail") or "")
             return
-        services.jobs_enqueue(runnable)
+        jobs_enqueue(runnable)
         if wait:
             self._wait(started, timeout)
 
@@ -86,7 +85,7 @@ class Command(BaseCommand):
         pending = set(started)
         deadline = time.monotonic() + timeout
         while pending:
-            for job in CompactionJob.objects.filter(pk__in=pending, state__in=SETTLED).select_related("conversation"):
+            for job in CompactionJob.objects.filter(pk__in=pending, state__in=SETTLED_STATES).select_related("conversation"):
                 if job.state == JobState.FAILED and job.attempts_used <= started[job.pk]:
                     continue
                 self._print_outcome(job)

@@ -1,0 +1,252 @@
+"""Every human action (SPEC §1, §5; Zulip's ``zerver/actions`` shape).
+
+Each ``do_*`` takes the acting user and a reason (a verdict's note is its
+reason), writes one ``AuditEvent`` with the before and after values in the
+same transaction, and has work sent only once that transaction commits
+(``engine.dispatch``). The desk, the REST API and the commands call these
+and nothing else to change a job or record a verdict.
+
+One reason rule for every action (``reason_checked``): required — blank
+text is no reason — and at most ``REASON_MAX_CHARS`` characters. One name
+for every action (``AuditAction``): what the activity log stores, filters
+and lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import models, transaction
+
+from conversations.models import Segment
+
+from . import bindings
+from .bindings.segments import SEGMENTS, segment_job_bind
+from .engine.attempts import limit_after_grant
+from .engine.dispatch import jobs_enqueue_after_commit
+from .models import AuditEvent, CompactionJob, JobState, PromptVersion, Review, Verdict
+
+
+class AuditAction(models.TextChoices):
+    """The actions the activity log records (``AuditEvent.action``)."""
+
+    JOB_RERUN = "job.rerun"
+    JOB_GRANT_ATTEMPT = "job.grant_attempt"
+    JOB_REPLAN = "job.replan"
+    JOB_RERUN_WITH_PROMPT = "job.rerun_with_prompt"
+    CONVERSATION_RERUN = "conversation.rerun"
+    REVIEW_RECORD = "review.record"
+
+
+REASON_MAX_CHARS = 4000
+RERUNNABLE = (JobState.FAILED, JobState.EXHAUSTED)
+
+
+class ActionRefused(Exception):
+    """An action that cannot be applied; ``code`` is machine-readable."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        self.message = message
+        super().__init__(message)
+
+
+def reason_checked(reason, *, what: str = "a reason") -> str:
+    """The reason as kept (trimmed); ``ActionRefused`` when there is none or
+    it is too long."""
+    reason = (reason or "").strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise ActionRefused("reason_required", f"{what} is required")
+    if len(reason) > REASON_MAX_CHARS:
+        raise ActionRefused("reason_too_long", f"{what} is at most {REASON_MAX_CHARS} characters")
+    return reason
+
+
+def job_snapshot(job: CompactionJob) -> dict:
+    return {
+        "state": job.state,
+        "attempts_used": job.attempts_used,
+        "max_attempts": job.max_attempts,
+        "prompt_version": job.prompt_version.name,
+        "last_failure_code": job.last_failure_code,
+    }
+
+
+def activity_log(*, actor, action: AuditAction, target_type: str, target_id, **entry) -> AuditEvent:
+    """Write one entry of the activity log (the only writer of ``AuditEvent``);
+    ``entry`` holds its other fields (reason, scope, conversation, job,
+    before, after)."""
+    is_user = getattr(actor, "pk", None) is not None
+    return AuditEvent.objects.create(
+        actor=actor if is_user else None, actor_label=actor.get_username() if is_user else str(actor or "system"),
+        action=AuditAction(action), target_type=target_type, target_id=str(target_id), **entry)
+
+
+def _refuse_if_superseded(job: CompactionJob) -> None:
+    others = CompactionJob.objects.filter(kind=job.kind, conversation_id=job.conversation_id,
+                                          from_pair=job.from_pair).exclude(pk=job.pk)
+    other = job.superseded_by(others)
+    if other is not None:
+        raise ActionRefused("superseded", f"job {other.pk} ({other.state}) is the job that counts for this range now")
+
+
+def _grant(job: CompactionJob, *, actor, reason: str, action: AuditAction, always_extra: bool = False) -> CompactionJob:
+    """Make a failed or exhausted job pending again, with the attempt limit
+    ``engine.attempts.limit_after_grant`` gives it."""
+    job = CompactionJob.objects.select_for_update().select_related("prompt_version", "conversation").get(pk=job.pk)
+    if job.state not in RERUNNABLE:
+        raise ActionRefused(
+            "not_rerunnable", f"job {job.pk} is {job.state}; only failed or exhausted jobs can be re-run"
+        )
+    _refuse_if_superseded(job)
+    before = job_snapshot(job)
+    job.max_attempts = limit_after_grant(job, always_extra=always_extra)
+    job.state = JobState.PENDING
+    job.save(update_fields=["max_attempts", "state", "updated_at"])
+    activity_log(actor=actor, action=action, target_type="job", target_id=job.pk, reason=reason, scope=job.scope,
+                 conversation=job.conversation, job=job, before=before, after=job_snapshot(job))
+    return job
+
+
+def do_job_grant_attempt(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """One more attempt for a failed or exhausted job, queued at once."""
+    reason = reason_checked(reason)
+    with transaction.atomic():
+        job = _grant(job, actor=actor, reason=reason, action=AuditAction.JOB_GRANT_ATTEMPT, always_extra=True)
+        jobs_enqueue_after_commit([job.pk])
+    return job
+
+
+def do_job_rerun(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """Re-run a failed or exhausted job now (with one more attempt if it has
+    none left)."""
+    reason = reason_checked(reason)
+    with transaction.atomic():
+        job = _grant(job, actor=actor, reason=reason, action=AuditAction.JOB_RERUN)
+        jobs_enqueue_after_commit([job.pk])
+    return job
+
+
+@dataclass
+class BulkRerun:
+    rerun: list[CompactionJob] = field(default_factory=list)
+    replanned: list[tuple[CompactionJob, CompactionJob]] = field(default_factory=list)  # (old, new)
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (job id, why not)
+
+
+def do_jobs_bulk_rerun(*, jobs, actor, reason: str) -> BulkRerun:
+    """Act on many jobs with one reason, each as the operator would one by
+    one: a failed or exhausted job runs again (``do_job_rerun``); a job whose
+    source changed (stale, or succeeded with ``source_changed_at``) has its
+    range bound to the current source (``do_job_replan``). A job neither
+    applies to is reported with why, not fatal."""
+    reason = reason_checked(reason)
+    result = BulkRerun()
+    with transaction.atomic():
+        for job in jobs:
+            try:
+                with transaction.atomic():
+                    if not job.bound_to_current_source:
+                        result.replanned.append((job, do_job_replan(job=job, actor=actor, reason=reason)))
+                    else:
+                        result.rerun.append(_grant(job, actor=actor, reason=reason, action=AuditAction.JOB_RERUN))
+            except ActionRefused as exc:
+                result.skipped.append((job.pk, exc.message))
+        jobs_enqueue_after_commit([j.pk for j in result.rerun])
+    return result
+
+
+def do_conversation_rerun(*, conversation, actor, reason: str) -> list[CompactionJob]:
+    """Re-run every failed or exhausted range of a conversation and plan jobs
+    for ranges whose source changed (their old jobs stay as the record).
+    Only the job that counts for each range is re-run, and only if this
+    deployment can run it: an old prompt version's or another model's job is
+    left as the record (planning binds the range anew)."""
+    reason = reason_checked(reason)
+    with transaction.atomic():
+        granted = [
+            _grant(job, actor=actor, reason=reason, action=AuditAction.JOB_RERUN)
+            for job in CompactionJob.objects.filter(conversation=conversation, state__in=RERUNNABLE)
+            .filter(bindings.runnable_here()).not_superseded()
+        ]
+        planned = bindings.conversation_plan(conversation=conversation)
+        jobs = granted + planned
+        activity_log(actor=actor, action=AuditAction.CONVERSATION_RERUN, target_type="conversation",
+                     target_id=conversation.pk, reason=reason, scope=conversation.scope, conversation=conversation,
+                     before=None, after={"granted": [j.pk for j in granted], "planned": [j.pk for j in planned]})
+        jobs_enqueue_after_commit([j.pk for j in jobs])
+    return jobs
+
+
+def do_job_rerun_with_prompt(*, job: CompactionJob, prompt_version: PromptVersion, actor,
+                             reason: str) -> CompactionJob:
+    """A new job for the same range under a newer prompt version; the old job
+    and its generation stay untouched."""
+    reason = reason_checked(reason)
+    if prompt_version.family != job.prompt_version.family or prompt_version.version <= job.prompt_version.version:
+        raise ActionRefused(
+            "not_newer", f"{prompt_version.name} is not newer than {job.prompt_version.name}"
+        )
+    with transaction.atomic():
+        new_job = _bind_range_again(job, prompt_version=prompt_version, model_id=job.model_id,
+                                    exists=f"already covers this range under {prompt_version.name}")
+        activity_log(actor=actor, action=AuditAction.JOB_RERUN_WITH_PROMPT, target_type="job", target_id=new_job.pk,
+                     reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
+                     before={"job": job.pk, "prompt_version": job.prompt_version.name},
+                     after={"job": new_job.pk, "prompt_version": prompt_version.name})
+        jobs_enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def do_job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
+    """A new job for a range whose source changed since ``job`` was bound
+    (``job`` is stale, or succeeded with ``source_changed_at``), bound to the
+    range's current source under the current prompt version and model, as
+    planning would. Only this range: the conversation's other ranges are
+    left alone. The old job and any generation stay as the record."""
+    reason = reason_checked(reason)
+    if job.bound_to_current_source:
+        raise ActionRefused("source_unchanged", f"job {job.pk}'s source has not changed; re-run it instead")
+    _refuse_if_superseded(job)
+    with transaction.atomic():
+        new_job = _bind_range_again(job, prompt_version=SEGMENTS.prompt_version(), model_id=SEGMENTS.model_id(),
+                                    exists="already covers this range with its current source")
+        activity_log(actor=actor, action=AuditAction.JOB_REPLAN, target_type="job", target_id=new_job.pk,
+                     reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
+                     before={"job": job.pk, "source_digest": job.source_digest},
+                     after={"job": new_job.pk, "source_digest": new_job.source_digest})
+        jobs_enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, model_id: str,
+                      exists: str) -> CompactionJob:
+    """A new pending job for ``job``'s range, bound to its current segment."""
+    segment = Segment.objects.filter(conversation_id=job.conversation_id, from_pair=job.from_pair).first()
+    if segment is None:
+        raise ActionRefused("not_planned", f"range {job.from_pair}-{job.to_pair} is no longer planned")
+    new_job, created = segment_job_bind(segment=segment, scope=job.scope, prompt_version=prompt_version,
+                                        model_id=model_id)
+    if not created:
+        raise ActionRefused("exists", f"job {new_job.pk} {exists}")
+    return new_job
+
+
+NOTE = "a note (the reason for the verdict)"
+
+
+def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str) -> Review:
+    """A verdict on a job's summary, with its note (required, as every
+    reason); the newest one is current."""
+    if verdict not in Verdict.values:
+        raise ActionRefused("invalid_verdict", f"verdict must be one of {Verdict.values}")
+    note = reason_checked(note, what=NOTE)
+    with transaction.atomic():
+        generation = getattr(job, "generation", None) if job.state == JobState.SUCCEEDED else None
+        previous = Review.objects.filter(job=job).newest_first().first()
+        review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict, note=note)
+        activity_log(actor=reviewer, action=AuditAction.REVIEW_RECORD, target_type="job", target_id=job.pk,
+                     reason=note, scope=job.scope, conversation=job.conversation, job=job,
+                     before={"verdict": previous.verdict, "note": previous.note} if previous else None,
+                     after={"verdict": verdict, "note": note})
+    return review

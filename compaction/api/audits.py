@@ -1,0 +1,199 @@
+"""``/api/v1/audits/``: one audit record per job, as a page or streamed as
+JSON lines or CSV (SPEC §11, issue 6).
+
+Thin: the records are built by ``compaction.audit``; this module parses the
+query (``plumbing``), picks the format and renders.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.generics import GenericAPIView
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import audit
+from ..keyset import ID, TIME, Keyset
+from ..models import JobState, Verdict
+from .filters import AuditFilter
+from .permissions import CanRead
+from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, KeysetPagination, ListSchema,
+                       StrictFilterBackend,
+                       StrictQueryMixin, job_or_404)
+
+
+# Records are read (and exported) from the oldest job.
+AUDITS = Keyset("audits", ("created_at", "id"), (TIME, ID))
+
+
+def audit_record_of(job) -> dict:
+    return audit.audit_records([job])[0]
+
+
+class JSONLinesRenderer(BaseRenderer):
+    media_type = "application/x-ndjson"
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        rows = data if isinstance(data, list) else [data]
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+
+
+class CSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return "".join(audit.csv_lines(data if isinstance(data, list) else [])).encode()
+
+
+STREAMING_FORMATS = (JSONLinesRenderer.format, CSVRenderer.format)
+
+
+class AttemptSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    outcome = serializers.ChoiceField(choices=["running", "succeeded", "failed"])
+    failure_code = serializers.CharField(allow_null=True, help_text="null unless the attempt failed")
+    failure_detail = serializers.CharField(allow_blank=True)
+    finish_reason = serializers.CharField(allow_null=True)
+    model = serializers.CharField(allow_blank=True)
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+    latency_ms = serializers.IntegerField(allow_null=True)
+
+
+class GenerationRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    text = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class ReviewRefSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(choices=Verdict.values)
+    reviewer = serializers.CharField()
+    note = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class AuditRecordSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    scope = serializers.CharField()
+    conversation = serializers.IntegerField()
+    conversation_external_id = serializers.CharField()
+    from_pair = serializers.IntegerField()
+    to_pair = serializers.IntegerField()
+    message_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="the 20 message ids, user then assistant per pair")
+    source_digest = serializers.CharField(help_text="the digest the job is bound to")
+    current_digest = serializers.CharField(
+        allow_null=True, help_text="the range's digest now; null if no longer planned")
+    source_valid = serializers.BooleanField(help_text="current_digest == source_digest")
+    model = serializers.CharField()
+    prompt_version = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.values)
+    attempts_used = serializers.IntegerField()
+    max_attempts = serializers.IntegerField()
+    last_failure_code = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    attempts = AttemptSerializer(many=True)
+    generation = GenerationRefSerializer(allow_null=True)
+    review = ReviewRefSerializer(allow_null=True, help_text="the newest verdict")
+
+
+class AuditPageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="the next page, null when there is none yet")
+    next_cursor = serializers.CharField(allow_null=True)
+    results = AuditRecordSerializer(many=True)
+
+
+
+# --- endpoints ---------------------------------------------------------------------
+
+class AuditListApi(StrictQueryMixin, GenericAPIView):
+    """One audit record per job, oldest first; or the whole result streamed
+    as JSON lines or CSV."""
+
+    permission_classes = [CanRead]
+    filter_backends = [StrictFilterBackend]
+    filterset_class = AuditFilter
+    renderer_classes = [JSONRenderer, JSONLinesRenderer, CSVRenderer]
+    allowed_query_params = ("format", *KeysetPagination.query_params)
+    schema = ListSchema()
+
+    def get_queryset(self):
+        return audit.audit_jobs(user=self.request.user)
+
+    def handle_exception(self, exc):
+        # Errors are JSON even when the caller asked for a CSV or JSONL export.
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return super().handle_exception(exc)
+
+    @extend_schema(
+        operation_id="list_audits",
+        parameters=[
+            *PAGE_PARAMS,
+            OpenApiParameter(
+                "format", str, enum=["json", "jsonl", "csv"],
+                description="`json` (default): one page; `jsonl` / `csv`: stream every matching record "
+                            "(the cursor, if given, is where the export starts; page_size does not apply)",
+            ),
+        ],
+        responses={
+            (200, "application/json"): AuditPageSerializer,
+            (200, "application/x-ndjson"): OpenApiResponse(
+                {"type": "string"}, description="one audit record (JSON object) per line"),
+            (200, "text/csv"): OpenApiResponse(
+                {"type": "string"},
+                description="a header row, then one record per row; message_ids and attempts as JSON text; "
+                            "cells starting with = + - @ are prefixed with a quote"),
+            **{(code, "application/json"): r for code, r in ERRORS_READ.items()},
+        },
+    )
+    def get(self, request):
+        queryset = self.filter_queryset(self.get_queryset())
+        paginator = KeysetPagination(AUDITS)
+        fmt = request.accepted_renderer.format
+        if fmt in STREAMING_FORMATS:
+            if KeysetPagination.page_size_query_param in request.query_params:
+                raise ApiError(code="invalid_filter", message="page_size: does not apply to an export",
+                               errors={"page_size": ["does not apply to an export"]})
+            records = audit.audit_records_iter(
+                paginator.rows_from_cursor(queryset, request),
+                chunk_size=settings.COMPACTION_API_EXPORT_CHUNK,
+            )
+            lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
+            renderer = request.accepted_renderer
+            response = StreamingHttpResponse(
+                (line.encode("utf-8") for line in lines),
+                content_type=f"{renderer.media_type}; charset=utf-8",
+            )
+            response["Content-Disposition"] = f'attachment; filename="audits.{fmt}"'
+            return response
+        jobs = paginator.paginate(queryset, request)
+        return paginator.response(audit.audit_records(jobs))
+
+
+class AuditDetailApi(StrictQueryMixin, APIView):
+    """One job's audit record."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(
+        operation_id="get_audit",
+        responses={200: AuditRecordSerializer, 404: ErrorSerializer, **ERRORS_READ},
+    )
+    def get(self, request, job_id: int):
+        return Response(audit_record_of(job_or_404(request, job_id)))

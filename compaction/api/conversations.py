@@ -1,0 +1,197 @@
+"""Conversations: the list, one conversation, its pairs and segments, and
+re-running its failed ranges (SPEC §1, §4, §5, §11).
+
+Thin: reads through ``conversations.selectors`` (narrowed to the caller's
+scopes), the re-run through ``compaction.actions``.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
+from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from conversations import selectors
+
+from .. import actions
+from ..keyset import ID, TIME, Keyset
+from ..models import JobState
+from .filters import ConversationFilter
+from .ingest import SegmentSerializer
+from .permissions import CanOperate, CanRead
+from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
+                       StrictFilterBackend, StrictQueryMixin, act, conversation_or_404, reason_from)
+from .throttles import WriteRateThrottle
+
+
+class ConversationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    scope = serializers.CharField()
+    external_id = serializers.CharField()
+    title = serializers.CharField()
+    metadata = serializers.JSONField()
+    pair_count = serializers.IntegerField()
+    segment_count = serializers.IntegerField()
+    message_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    last_activity_at = serializers.DateTimeField(allow_null=True)
+
+
+def _page_of(serializer_class, *, counted: bool):
+    """The documented shape of a paginated list (schemathesis: a bare array
+    was documented while an object with ``results`` was returned)."""
+    fields = {
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": serializer_class(many=True),
+    }
+    if counted:
+        fields["count"] = serializers.IntegerField()
+    return type(f"{serializer_class.__name__.removesuffix('Serializer')}PageSerializer", (serializers.Serializer,), fields)
+
+
+# Newest activity first; the list can be read back (``previous``).
+CONVERSATIONS = Keyset("conversations", ("-updated_at", "-id"), (TIME, ID))
+
+
+class ConversationListApi(StrictQueryMixin, APIView):
+    permission_classes = [CanRead]
+    filterset_class = ConversationFilter
+    allowed_query_params = KeysetPagination.query_params
+
+    @extend_schema(
+        operation_id="list_conversations",
+        parameters=[
+            OpenApiParameter("scope", str, description="only this scope"),
+            OpenApiParameter("external_id", str, description="only this external id"),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
+    )
+    def get(self, request):
+        qs = StrictFilterBackend().filter_queryset(request, selectors.conversations_visible(user=request.user), self)
+        paginator = KeysetPagination(CONVERSATIONS, previous=True)
+        page = paginator.paginate(qs, request)
+        return paginator.response(ConversationSerializer(page, many=True).data)
+
+
+class ConversationDetailApi(StrictQueryMixin, APIView):
+    permission_classes = [CanRead]
+
+    @extend_schema(operation_id="get_conversation", responses={200: ConversationSerializer, 404: ErrorSerializer})
+    def get(self, request, conversation_id: int):
+        return Response(ConversationSerializer(conversation_or_404(request, conversation_id)).data)
+
+
+class MessageRefSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+
+
+class PairSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    run = serializers.CharField(source="run.external_id")
+    run_status = serializers.CharField(source="run.status")
+    user = serializers.SerializerMethodField()
+    assistant = serializers.SerializerMethodField()
+
+    @extend_schema_field(MessageRefSerializer)
+    def get_user(self, pair) -> dict:
+        return {"id": pair.user_message.external_id, "text": pair.user_message.content}
+
+    @extend_schema_field(MessageRefSerializer)
+    def get_assistant(self, pair) -> dict:
+        return {"id": pair.assistant_message.external_id, "text": pair.assistant_message.content}
+
+
+class PairPagination(CheckedPagePagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+# A conversation's rows by page number; a subclass names its rows, their
+# pagination and their serializer. (A comment: the schema would show a
+# docstring as each endpoint's description.)
+class _ConversationRowsApi(StrictQueryMixin, APIView):
+    permission_classes = [CanRead]
+    allowed_query_params = ("page", "page_size")
+    rows_pagination = None
+    rows_serializer = None
+
+    def rows(self, conversation):
+        raise NotImplementedError
+
+    def get(self, request, conversation_id: int):
+        conversation = conversation_or_404(request, conversation_id)
+        paginator = self.rows_pagination()
+        page = paginator.paginate_queryset(self.rows(conversation), request, view=self)
+        return paginator.get_paginated_response(self.rows_serializer(page, many=True).data)
+
+
+def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
+    """An endpoint listing ``rows(conversation=...)`` of one conversation."""
+    view = type(name, (_ConversationRowsApi,), {
+        "rows_pagination": pagination, "rows_serializer": serializer,
+        "rows": lambda self, conversation: rows(conversation=conversation), "__module__": __name__,
+    })
+    return extend_schema_view(get=extend_schema(
+        operation_id=operation_id,
+        responses={200: _page_of(serializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer}))(view)
+
+
+ConversationPairsApi = _rows_api("ConversationPairsApi", operation_id="list_pairs", pagination=PairPagination,
+                                 serializer=PairSerializer, rows=selectors.conversation_pairs)
+
+
+class SegmentPagination(CheckedPagePagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+ConversationSegmentsApi = _rows_api("ConversationSegmentsApi", operation_id="list_segments",
+                                    pagination=SegmentPagination, serializer=SegmentSerializer,
+                                    rows=selectors.conversation_segments)
+
+
+class JobRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    from_pair = serializers.IntegerField()
+    to_pair = serializers.IntegerField()
+    prompt_version = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.values)
+
+
+class CompactResultSerializer(serializers.Serializer):
+    conversation = serializers.IntegerField()
+    jobs = JobRefSerializer(many=True, help_text="the jobs granted or planned and queued; empty if none")
+
+
+class ConversationCompactApi(StrictQueryMixin, APIView):
+    """Re-run every failed or exhausted range of a conversation and plan
+    jobs for ranges that have none for their current source."""
+
+    permission_classes = [CanOperate]
+    throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="compact_conversation", request=ReasonSerializer,
+                   responses={202: CompactResultSerializer, **ERRORS_WRITE})
+    def post(self, request, conversation_id: int):
+        conversation = conversation_or_404(request, conversation_id)
+        reason = reason_from(request)
+        jobs = act(actions.do_conversation_rerun, conversation=conversation, actor=request.user, reason=reason)
+        body = {
+            "conversation": conversation.pk,
+            "jobs": [
+                {"id": j.pk, "from_pair": j.from_pair, "to_pair": j.to_pair,
+                 "prompt_version": j.prompt_version.name, "state": j.state}
+                for j in jobs
+            ],
+        }
+        return Response(body, status=status.HTTP_202_ACCEPTED)

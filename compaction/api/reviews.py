@@ -1,0 +1,80 @@
+"""``POST /api/v1/reviews/``: a verdict on a job's summary (SPEC §1). The
+note is the reason and is required."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import actions
+from ..models import Verdict
+from .permissions import CanReview
+from ..actions import REASON_MAX_CHARS
+from ..keyset import MAX_ID
+from .plumbing import (ERRORS_WRITE, ApiError, StrictCharField, StrictIntegerField,
+                       StrictQueryMixin, act, job_or_404)
+from .throttles import WriteRateThrottle
+
+
+class ReviewSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    job = serializers.IntegerField()
+    generation = serializers.IntegerField(allow_null=True, help_text="the generation judged; null if none")
+    verdict = serializers.ChoiceField(choices=Verdict.values)
+    reviewer = serializers.CharField()
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ReviewInputSerializer(serializers.Serializer):
+    job = StrictIntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
+    verdict = serializers.ChoiceField(choices=Verdict.values)
+    note = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                           help_text="why this verdict, shown beside the summary; this or `reason` is required")
+    reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
+                             help_text="the same as `note` (the name the other actions use)")
+
+    def validate(self, data):
+        note, reason = data.get("note", "").strip(), data.get("reason", "").strip()
+        if note and reason and note != reason:
+            raise serializers.ValidationError({"reason": ["give the note once: as `note` or as `reason`"]})
+        data["note"] = note or reason
+        return data
+
+
+class ReviewCreateApi(StrictQueryMixin, APIView):
+    """Record a verdict on a job's summary. The note is the reason and is
+    required; the newest verdict is the job's current one."""
+
+    permission_classes = [CanReview]
+    throttle_classes = [WriteRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="create_review", request=ReviewInputSerializer,
+                   responses={201: ReviewSerializer, **ERRORS_WRITE})
+    def post(self, request):
+        serializer = ReviewInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            # The action checks it too; here first, so a body without one is a 400 before any lookup.
+            actions.reason_checked(data["note"], what=actions.NOTE)
+        except actions.ActionRefused as exc:
+            raise ApiError(code=exc.code, message=f"reason: {exc.message}",
+                           errors={"note": [exc.message], "reason": [exc.message]}) from None
+        job = job_or_404(request, data["job"])
+        review = act(actions.do_review_record, job=job, reviewer=request.user, verdict=data["verdict"],
+                     note=data["note"])
+        body = {
+            "id": review.pk,
+            "job": review.job_id,
+            "generation": review.generation_id,
+            "verdict": review.verdict,
+            "reviewer": request.user.get_username(),
+            "note": review.note,
+            "created_at": review.created_at,
+        }
+        return Response(ReviewSerializer(body).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,257 @@
+"""Settings: every production value comes from the environment (SPEC §8).
+
+Every default is embedded and safe for a laptop: with nothing set the app
+runs on a SQLite file under ``var/`` and an embedded Celery broker (kombu's
+filesystem transport under ``var/broker``) that needs no server.
+"""
+
+from pathlib import Path
+import os
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+VAR_DIR = Path(os.environ.get("COMPACTION_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_number(name: str, default, kind, what: str):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return kind(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be {what}, got {value!r}") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
+
+
+def env_float(name: str, default: float) -> float:
+    return _env_number(name, default, float, "a number")
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if DEBUG:
+        # Only a debug instance may run on a throwaway key.
+        SECRET_KEY = "insecure-debug-only-key-do-not-use-in-production"
+    else:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set. Set it, or set DJANGO_DEBUG=1 for a local instance."
+        )
+
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get(
+        "DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else ""
+    ).split(",")
+    if h.strip()
+]
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_filters",
+    "django_htmx",
+    "template_partials",
+    "conversations",
+    "compaction",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "compaction.config.urls"
+WSGI_APPLICATION = "compaction.config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            # The desk's filters and tags (compaction/desk/templatetags.py).
+            "libraries": {"desk": "compaction.desk.templatetags"},
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "compaction.sqlite3",
+            "OPTIONS": {
+                # WAL lets the web server read while a worker writes; the busy
+                # timeout makes writers queue instead of failing at once.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve from the finder in development so a fresh clone needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG and bool(CSRF_TRUSTED_ORIGINS))
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- REST -----------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "compaction.api.auth.ScopedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "EXCEPTION_HANDLER": "compaction.api.plumbing.api_exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Compaction Desk API",
+    "DESCRIPTION": "Ingest conversations, read pairs and segments, pull projections and audits.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# REST writes (re-run, grant, compact, review) per user; "N/second|minute|hour|day", empty = no limit.
+COMPACTION_API_WRITE_RATE = os.environ.get("COMPACTION_API_WRITE_RATE", "120/minute")
+# Jobs read per chunk by the streaming audit export (one server-side cursor fetch).
+COMPACTION_API_EXPORT_CHUNK = env_int("COMPACTION_API_EXPORT_CHUNK", 500)
+
+# --- Ingest limits (SPEC §3) ----------------------------------------------
+INGEST_MAX_CONTENT_BYTES = env_int("INGEST_MAX_CONTENT_BYTES", 1024 * 1024)
+INGEST_MAX_DOCUMENT_BYTES = env_int("INGEST_MAX_DOCUMENT_BYTES", 32 * 1024 * 1024)
+INGEST_MAX_MESSAGES = env_int("INGEST_MAX_MESSAGES", 100_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES + 1024
+
+# --- Compaction (SPEC §5) -------------------------------------------------
+COMPACTION_PROVIDER = os.environ.get("COMPACTION_PROVIDER", "extractive")
+COMPACTION_MODEL = os.environ.get("COMPACTION_MODEL", "")
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 60.0)
+COMPACTION_MAX_ATTEMPTS = env_int("COMPACTION_MAX_ATTEMPTS", 2)
+COMPACTION_LEASE_SECONDS = env_int("COMPACTION_LEASE_SECONDS", 300)
+COMPACTION_RAW_OUTPUT_CAP = env_int("COMPACTION_RAW_OUTPUT_CAP", 64 * 1024)
+# Admission: concurrent model calls per worker process and across all workers.
+COMPACTION_LOCAL_CONCURRENCY = env_int("COMPACTION_LOCAL_CONCURRENCY", 4)
+COMPACTION_GLOBAL_CONCURRENCY = env_int("COMPACTION_GLOBAL_CONCURRENCY", 8)
+# Fault injection (documented in the README): wraps any provider.
+COMPACTION_FAULT_RATE = env_float("COMPACTION_FAULT_RATE", 0.0)
+COMPACTION_FAULT_KIND = os.environ.get("COMPACTION_FAULT_KIND", "")
+
+# --- Celery ---------------------------------------------------------------
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for sub in ("in", "processed", "control"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "in"),
+        "data_folder_out": str(BROKER_DIR / "in"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+        # Broadcast/fanout state (worker control) too, or kombu writes ./control.
+        "control_folder": str(BROKER_DIR / "control"),
+    }
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 150)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+# --- Projection (SPEC §6) ---------------------------------------------------
+# Budgets above these are refused as absurd (400), not silently clamped.
+PROJECTION_MAX_BUDGET_BYTES = env_int("PROJECTION_MAX_BUDGET_BYTES", 16 * 1024 * 1024)
+PROJECTION_MAX_BUDGET_TOKENS = env_int("PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)
+
+# --- Compaction engine (issue 3) ------------------------------------------
+# How long a job waits for an admission slot before it is put back (unclaimed).
+COMPACTION_ADMISSION_WAIT_SECONDS = env_float("COMPACTION_ADMISSION_WAIT_SECONDS", 30.0)
+# A failed attempt with attempts left is retried by the periodic scanner once
+# this long has passed (or at once by `compact --retry-now`).
+COMPACTION_RETRY_DELAY_SECONDS = env_int("COMPACTION_RETRY_DELAY_SECONDS", 60)
+COMPACTION_SCAN_INTERVAL_SECONDS = env_float("COMPACTION_SCAN_INTERVAL_SECONDS", 15.0)
+# Plan and enqueue jobs after every ingest that changes a conversation.
+COMPACTION_AUTO_PLAN = env_bool("COMPACTION_AUTO_PLAN", True)

@@ -1,0 +1,107 @@
+"""The next-run projection (SPEC §6; seed 000 §4 and §6 cases B and C;
+seed 002 §6.10): what the agent's next run is given within a budget, with
+an exact account of everything left out.
+
+``conversation_projection`` is the one read the agent makes before every
+run, so its cost follows the budget, not the history: ``reader`` reads
+sizes newest first and lazily, ``selection`` decides which summary a
+segment may use, ``packing`` places pieces until the first that does not
+fit, ``reader`` then reads texts only for what is returned, ``formats``
+renders them, and the account's omitted prefix is shared (``omitted``).
+With a 64 KiB budget over 100 or 10,000 pairs this is the same seven round
+trips: BEGIN, newest segments with their generations' facts, newest pair
+sizes, the fallback segment's pair sizes, texts, summaries, COMMIT.
+
+``used`` is recomputed from the returned texts and must equal what was
+packed: the projection never claims the model saw what it did not.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+from conversations.models import Conversation
+
+from ..tokens import count_tokens, token_estimator_name
+from . import metrics
+from .budget import Budget, ProjectionInvalid, budget_validate
+from .formats import FORMATS, OPENAI_PREAMBLE, blocks_of, openai_messages, utf8_len
+from .omitted import account_entries
+from .packing import Packing, pack
+from .reader import Reader, snapshot
+
+
+class ProjectionInconsistent(RuntimeError):
+    """The texts read do not have the sizes that were packed: never return it."""
+
+
+def projection_validate(*, budget_bytes, budget_tokens=None, format: str = "blocks") -> Budget:
+    """Refuse budgets and formats that cannot be meant (SPEC §6, issue 4 §7).
+    A budget too small for anything is *not* refused: it is honestly empty."""
+    budget = budget_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens)
+    if format not in FORMATS:
+        raise ProjectionInvalid(
+            code="invalid_format", field="format",
+            message=f"unknown format {format!r}; use one of: {', '.join(FORMATS)}",
+        )
+    return budget
+
+
+@lru_cache(maxsize=1)
+def _preamble_tokens() -> int:
+    return count_tokens(OPENAI_PREAMBLE)
+
+
+def conversation_projection(*, conversation: Conversation, budget_bytes: int, budget_tokens: int | None = None,
+                            format: str = "blocks") -> dict:
+    """What the next run is given (SPEC §6), as the response body of
+    ``GET /api/v1/conversations/{id}/projection``. The caller has already
+    checked that the conversation is in the reader's scopes."""
+    budget = projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=format)
+    started = time.perf_counter()
+    with snapshot():
+        reader = Reader(conversation.pk, counting_tokens=budget_tokens is not None, fmt=format)
+        pair_count = reader.start(budget_bytes=budget_bytes)
+        frame_bytes = utf8_len(OPENAI_PREAMBLE) if format == "openai" else 0
+        frame_tokens = _preamble_tokens if (format == "openai" and budget_tokens is not None) else None
+        packed = pack(
+            reader.units(), budget,
+            pair_count=pair_count, summary_frame_bytes=frame_bytes, summary_frame_tokens=frame_tokens,
+        )
+        reader.load_texts(packed.cut, pair_count - 1,
+                          summarised=[(u.from_pair, u.to_pair) for u in packed.summaries()])
+        reader.load_summaries([u.summary.generation for u in packed.summaries()])
+    body = _render(conversation, packed, reader, format=format)
+    metrics.observe(packed, format=format, seconds=time.perf_counter() - started)
+    return body
+
+
+def _render(conversation: Conversation, packed: Packing, reader: Reader, *, format: str) -> dict:
+    blocks, texts_bytes = blocks_of(packed.placed, users=reader.users, assistants=reader.assistants,
+                                    summaries=reader.summaries)
+
+    body: dict = {
+        "conversation": conversation.pk,
+        "scope": conversation.scope,
+        "external_id": conversation.external_id,
+        "format": format,
+        "budget": {"bytes": packed.budget.bytes, "tokens": packed.budget.tokens},
+        "used": {"bytes": packed.used_bytes, "tokens": packed.used_tokens},
+        "complete": packed.complete,
+        "tokenizer": token_estimator_name() if packed.budget.tokens is not None else None,
+    }
+    if format == "openai":
+        messages = openai_messages(blocks)
+        returned_bytes = sum(utf8_len(m["content"]) for m in messages)
+        body["messages"] = messages
+    else:
+        returned_bytes = texts_bytes
+        body["blocks"] = blocks
+    # Never pretend: what is reported as used is what is returned.
+    if returned_bytes != packed.used_bytes or returned_bytes > packed.budget.bytes:
+        raise ProjectionInconsistent(
+            f"conversation {conversation.pk}: packed {packed.used_bytes} bytes but returning {returned_bytes}"
+        )
+    body["pairs"] = account_entries(packed)
+    return body

@@ -1,0 +1,127 @@
+"""Desk forms: filters for the lists and the inputs of the actions (issue 5).
+
+Filters validate query strings (a bad value is reported, never guessed);
+action forms carry the reason an operator must give and the explicit
+confirmation that works without JavaScript.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
+from ..models import FailureCode, JobState, PromptVersion, Verdict
+from .selectors import AGE_CHOICES, CONVERSATION_SORTS, OUTDATED_SUMMARY, QUEUE_STATES
+
+HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
+               (JobState.STALE, "stale"), (JobState.PENDING, "pending"), (JobState.RUNNING, "running")]
+SORT_LABELS = {"recent": "recently updated", "oldest": "least recently updated", "external_id": "external id",
+               "pairs": "most pairs"}
+
+
+class ConversationFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label="Search",
+                        widget=forms.TextInput(attrs={"placeholder": "exact external id, or words of the title", "type": "search"}))
+    scope = forms.ChoiceField(required=False)
+    has = forms.ChoiceField(required=False, choices=HAS_CHOICES, label="Has ranges")
+    verdict = forms.ChoiceField(required=False, choices=[("", "any")] + list(Verdict.choices), label="Verdict")
+    updated_since = forms.DateField(required=False, label="Updated since",
+                                    widget=forms.DateInput(attrs={"type": "date"}))
+    sort = forms.ChoiceField(required=False, choices=[(k, SORT_LABELS[k]) for k in CONVERSATION_SORTS])
+
+    def __init__(self, *args, scopes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].choices = [("", "all scopes")] + [(s, s) for s in scopes]
+
+
+class QueueFilterForm(forms.Form):
+    state = forms.ChoiceField(required=False, choices=[("", "all of these")] + [(s, s) for s in QUEUE_STATES]
+                              + [(OUTDATED_SUMMARY, "succeeded, source changed since")])
+    failure_code = forms.ChoiceField(required=False, choices=[("", "any")] + list(FailureCode.choices),
+                                     label="Failure code")
+    scope = forms.ChoiceField(required=False)
+    prompt_version = forms.ChoiceField(required=False, label="Prompt version")
+    older_than = forms.ChoiceField(required=False, label="Age",
+                                   choices=[("", "any age")] + [(k, f"older than {k}") for k in AGE_CHOICES])
+
+    def __init__(self, *args, scopes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].choices = [("", "all scopes")] + [(s, s) for s in scopes]
+        self.fields["prompt_version"].choices = [("", "any")] + [
+            (n, n) for n in PromptVersion.objects.order_by("family", "version").values_list("name", flat=True)
+        ]
+
+
+class ActivityFilterForm(forms.Form):
+    action = forms.ChoiceField(required=False, choices=[("", "any action")] + [(a, a) for a in AuditAction.values])
+    actor = forms.CharField(required=False, max_length=150, label="Who")
+    scope = forms.ChoiceField(required=False)
+    conversation = forms.IntegerField(required=False, min_value=1, label="Conversation #")
+    job = forms.IntegerField(required=False, min_value=1, label="Job #")
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, scopes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].choices = [("", "all scopes")] + [(s, s) for s in scopes]
+
+
+def _reason_field(required_message: str, rows: int) -> forms.CharField:
+    """A reason as every action takes it (``actions.reason_checked``):
+    required, trimmed, at most ``REASON_MAX_CHARS``."""
+    return forms.CharField(max_length=REASON_MAX_CHARS, widget=forms.Textarea(attrs={"rows": rows}),
+                           error_messages={"required": required_message})
+
+
+def _clean_reason(value: str, required_message: str) -> str:
+    try:
+        return reason_checked(value)
+    except ActionRefused as exc:
+        raise forms.ValidationError(required_message if exc.code == "reason_required" else exc.message) from None
+
+
+NOTE_REQUIRED = "Give a note: it says why, beside the summary and in the activity log."
+REASON_REQUIRED = "Give a reason: it is kept in the activity log."
+
+
+class VerdictForm(forms.Form):
+    verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
+    note = _reason_field(NOTE_REQUIRED, rows=3)
+
+    def clean_note(self):
+        return _clean_reason(self.cleaned_data["note"], NOTE_REQUIRED)
+
+
+class ReasonForm(forms.Form):
+    """An operator action: the reason is kept in the activity log."""
+
+    reason = _reason_field(REASON_REQUIRED, rows=2)
+    confirm = forms.BooleanField(label="I confirm this action",
+                                 error_messages={"required": "Tick the confirmation to go ahead."})
+
+    def clean_reason(self):
+        return _clean_reason(self.cleaned_data["reason"], REASON_REQUIRED)
+
+
+class JobIdsField(forms.Field):
+    """Selected job ids from checkboxes; which of them the user may touch is
+    decided by the selector, not here."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def to_python(self, value):
+        if not value:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        try:
+            return sorted({int(v) for v in value})
+        except (TypeError, ValueError):
+            raise forms.ValidationError("Job ids must be whole numbers.") from None
+
+    def validate(self, value):
+        if not value:
+            raise forms.ValidationError("Select at least one range.")
+
+
+class BulkRerunForm(ReasonForm):
+    jobs = JobIdsField()

@@ -1,0 +1,83 @@
+"""What the desk draws, as numbers and rows: the geometry of the state bar
+and the generation chart, the projection preview's account and the diff of
+a changed message (SPEC §1, §6; issue 5). Pure; the templates draw and
+escape.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ..models import JobState
+
+# Display order of states, most in need of attention last so a bar reads
+# left (done) to right (trouble).
+STATE_ORDER = (
+    JobState.SUCCEEDED,
+    JobState.RUNNING,
+    JobState.PENDING,
+    JobState.STALE,
+    JobState.FAILED,
+    JobState.EXHAUSTED,
+)
+
+
+def state_bar(counts: dict[str, int]) -> list[dict]:
+    """Segments of a compact bar: state, count and width in percent."""
+    total = sum(counts.values())
+    if not total:
+        return []
+    return [
+        {"state": s, "count": counts[s], "width": round(100 * counts[s] / total, 2)}
+        for s in STATE_ORDER
+        if counts.get(s)
+    ]
+
+
+def generation_chart(generations, *, width: int = 560, height: int = 120) -> dict | None:
+    """Geometry for a small bar chart of summary length per generation.
+    Numbers only: the template draws it as SVG."""
+    if not generations:
+        return None
+    top = max(g.text_bytes for g in generations) or 1
+    pad, n = 24, len(generations)
+    slot = (width - pad) / n
+    bar_w = max(1.0, min(24.0, slot * 0.8))
+    bars = []
+    for i, g in enumerate(generations):
+        h = round((height - pad) * g.text_bytes / top, 1)
+        bars.append({
+            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
+            "w": round(bar_w, 1), "h": h, "number": g.number, "bytes": g.text_bytes,
+            "valid": getattr(g, "source_valid", True),
+        })
+    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
+
+
+def diff_rows(before: str, after: str) -> list[tuple[str, str]]:
+    """A line diff as (class, text) rows; the template escapes the text."""
+    rows = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), "bound", "current", lineterm="", n=2):
+        if line.startswith(("---", "+++")):
+            continue
+        cls = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "ctx")
+        rows.append((cls, line))
+    return rows
+
+
+def projection_digest(projection: dict) -> dict:
+    """What the preview draws from a projection (SPEC §6 shape): every pair
+    in index order with how it is given, counts per form, and runs of
+    consecutive pairs that share a form and a reason."""
+    pairs = sorted(projection.get("pairs", []), key=lambda p: p["index"])
+    counts = {"summary": 0, "raw": 0, "omitted": 0}
+    runs: list[dict] = []
+    for p in pairs:
+        counts[p["as"]] = counts.get(p["as"], 0) + 1
+        if p.get("reason"):
+            last = runs[-1] if runs else None
+            if last and last["as"] == p["as"] and last["reason"] == p["reason"] and last["last"] == p["index"] - 1:
+                last["last"] = p["index"]
+            else:
+                runs.append({"first": p["index"], "last": p["index"], "as": p["as"], "reason": p["reason"]})
+    return {"pairs": pairs, "counts": counts, "reasons": runs}

@@ -1,0 +1,382 @@
+"""Reads for the desk pages (SPEC §1, §8; issue 5). What the pages draw
+from these rows (bars, charts, diffs) is ``presenters``'.
+
+Every read is narrowed to the scopes the user may see
+(``conversations.selectors.user_scopes``); a row from another scope is
+simply absent, so pages answer 404, never "forbidden", for it.
+
+Query counts are bounded by design, independent of how much data exists:
+lists use keyset pagination (fetch one row more than a page, never
+``COUNT(*)``), and per-row figures come from one aggregated query over the
+rows on the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
+from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
+
+from ..activity import activity_events
+from ..digest import digest_input, source_digest
+from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
+from ..models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from .presenters import STATE_ORDER, diff_rows
+
+QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
+# The queue's other kind of trouble: a succeeded summary whose source changed
+# since, so projections no longer use it and its range falls back to raw.
+# (Not the failure code ``source_changed`` of an attempt whose source changed
+# while it ran; the value stays what bookmarked ``?state=`` links say.)
+OUTDATED_SUMMARY = "source_changed"
+QUEUE_FILTERS = (*QUEUE_STATES, OUTDATED_SUMMARY)
+
+
+# --- conversations list -------------------------------------------------------
+
+CONVERSATION_SORTS = {
+    "recent": Keyset("desk-conversations-recent", ("-updated_at", "-id"), (TIME, ID)),
+    "oldest": Keyset("desk-conversations-oldest", ("updated_at", "id"), (TIME, ID)),
+    "external_id": Keyset("desk-conversations-external-id", ("external_id", "id"), (TEXT, ID)),
+    "pairs": Keyset("desk-conversations-pairs", ("-pair_count", "-id"), (COUNT, ID)),
+}
+QUEUE = Keyset("desk-queue", ("-updated_at", "-id"), (TIME, ID))
+ACTIVITY = Keyset("desk-activity", ("-created_at", "-id"), (TIME, ID))
+
+
+def _where(qs: QuerySet, **lookups) -> QuerySet:
+    """``qs`` narrowed by every lookup a filter form gave a value (an empty
+    one means "any")."""
+    return qs.filter(**{name: value for name, value in lookups.items() if value})
+
+
+def _day_start_utc(day):
+    """A date filter's first moment: midnight UTC, the zone the desk shows."""
+    if isinstance(day, datetime):
+        return day
+    return datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)
+
+
+def _latest_review_with_verdict(verdict: str):
+    return Review.objects.newest_per_job().filter(job__conversation=OuterRef("pk"), verdict=verdict)
+
+
+def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
+                      updated_since=None, sort: str = "recent", cursor: str | None = None,
+                      page_size: int = 50) -> Page:
+    qs = conversations_visible(user=user)
+    if q:
+        # An exact external id (what people paste) or words of the title: both
+        # can use an index (the unique key; a trigram index on UPPER(title)).
+        qs = qs.filter(Q(external_id=q) | Q(title__icontains=q))
+    if scope:
+        qs = qs.filter(scope=scope)
+    if has:
+        qs = qs.filter(Exists(CompactionJob.objects.filter(conversation=OuterRef("pk"), state=has)))
+    if verdict:
+        qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
+    if updated_since:
+        qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
+    page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
+    counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
+    for conv in page.rows:
+        conv.state_counts = counts.get(conv.pk, {})
+    return page
+
+
+def job_state_counts(*, conversation_ids: list[int]) -> dict[int, dict[str, int]]:
+    """Jobs by state for each conversation: one grouped query."""
+    counts: dict[int, dict[str, int]] = {}
+    if not conversation_ids:
+        return counts
+    rows = (
+        CompactionJob.objects.filter(conversation_id__in=conversation_ids)
+        .values_list("conversation_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for conversation_id, state, n in rows:
+        counts.setdefault(conversation_id, {})[state] = n
+    return counts
+
+
+def visible_scopes(*, user) -> list[str]:
+    """Scopes for the filter menus. Staff: the distinct scopes that exist
+    (one index-only query over the unique (scope, external_id) index)."""
+    scopes = user_scopes(user)
+    if scopes is None:
+        return _distinct_scopes()
+    return sorted(scopes)
+
+
+def _distinct_scopes() -> list[str]:
+    """Distinct scopes by skipping through the (scope, external_id) index:
+    one probe per scope instead of a scan over every conversation."""
+    from django.db import connection
+
+    table = Conversation._meta.db_table
+    sql = (
+        f"WITH RECURSIVE s(scope) AS ("
+        f" SELECT MIN(scope) FROM {table}"
+        f" UNION ALL SELECT (SELECT MIN(scope) FROM {table} WHERE scope > s.scope) FROM s WHERE s.scope IS NOT NULL"
+        f") SELECT scope FROM s WHERE scope IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return [row[0] for row in cursor.fetchall()]
+
+
+# --- one conversation ---------------------------------------------------------
+
+# What a row about a job shows; the binding's message ids and the prompt's
+# templates stay in the database.
+JOB_ROW_FIELDS = ("id", "scope", "conversation_id", "from_pair", "to_pair", "source_digest", "state", "attempts_used",
+                  "max_attempts", "last_failure_code", "source_changed_at", "created_at", "updated_at",
+                  "prompt_version__name", "prompt_version__version")
+
+
+@dataclass
+class SegmentView:
+    from_pair: int
+    to_pair: int
+    digest: str | None
+    state: str  # display state: a JobState value, or "unplanned"/"no_job"
+    job: CompactionJob | None = None
+    jobs: list = field(default_factory=list)
+    source_valid: bool | None = None
+    review: Review | None = None
+
+
+def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[CompactionJob | None, str, bool | None]:
+    """The job that speaks for a range now, its display state, and whether its
+    binding matches the range's current digest.
+
+    A succeeded job whose source moved is shown ``stale``: its generation is
+    kept (immutable) but the projection may no longer use it.
+    """
+    if not jobs:
+        return None, "no_job", None
+    bound = [j for j in jobs if j.source_digest == digest]
+    pool = bound or jobs
+    pool = sorted(pool, key=lambda j: (j.state == JobState.SUCCEEDED, j.prompt_version.version, j.pk), reverse=True)
+    job = pool[0]
+    valid = job.source_digest == digest
+    state = job.state if valid or job.state == JobState.STALE else JobState.STALE
+    return job, state, valid
+
+
+def conversation_detail(*, conversation: Conversation) -> dict:
+    """Everything the conversation page draws, in a fixed number of queries."""
+    segments = list(
+        Segment.objects.filter(conversation=conversation).order_by("from_pair").only("from_pair", "to_pair", "digest")
+    )
+    jobs = list(
+        CompactionJob.objects.filter(conversation=conversation, kind=SEGMENT_KIND)
+        .select_related("prompt_version")
+        .only(*JOB_ROW_FIELDS)
+        .order_by("from_pair", "id")
+    )
+    reviews = latest_reviews(job_ids=[j.pk for j in jobs])
+    by_range: dict[int, list[CompactionJob]] = {}
+    for job in jobs:
+        by_range.setdefault(job.from_pair, []).append(job)
+
+    views = []
+    for seg in segments:
+        range_jobs = by_range.pop(seg.from_pair, [])
+        job, state, valid = _pick_current_job(range_jobs, seg.digest)
+        views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job, jobs=range_jobs,
+                                 source_valid=valid, review=reviews.get(job.pk) if job else None))
+    # Ranges that once had jobs but are no longer planned (history rewritten).
+    for from_pair, old_jobs in sorted(by_range.items()):
+        job, _, _ = _pick_current_job(old_jobs, None)
+        views.append(SegmentView(from_pair, old_jobs[0].to_pair, None, "unplanned", job, jobs=old_jobs,
+                                 source_valid=False, review=reviews.get(job.pk) if job else None))
+    views.sort(key=lambda v: v.from_pair)
+
+    planned_to = max((s.to_pair for s in segments), default=-1)
+    tail_from = planned_to + 1
+    generations = list(
+        SummaryGeneration.objects.filter(conversation=conversation)
+        .select_related("prompt_version")
+        .order_by("number")
+        .only("id", "number", "text_bytes", "from_pair", "to_pair", "created_at", "job_id",
+              "prompt_version__name", "model_id", "source_digest")
+    )
+    digests = {s.from_pair: s.digest for s in segments}
+    for gen in generations:
+        gen.source_valid = digests.get(gen.from_pair) == gen.source_digest
+    return {
+        "segments": views,
+        "tail_from": tail_from,
+        "tail_count": max(0, conversation.pair_count - tail_from),
+        "jobs": jobs,
+        "generations": generations,
+        "state_counts": {s: sum(1 for v in views if v.state == s) for s in [*STATE_ORDER, "no_job", "unplanned"]},
+    }
+
+
+def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
+    if not job_ids:
+        return {}
+    latest: dict[int, Review] = {}
+    for review in Review.objects.filter(job_id__in=job_ids).select_related("reviewer").newest_first():
+        latest.setdefault(review.job_id, review)
+    return latest
+
+
+# --- one job (the segment page) ------------------------------------------------
+
+def job_get(*, user, job_id: int) -> CompactionJob | None:
+    qs = CompactionJob.objects.select_related("conversation", "prompt_version")
+    scopes = user_scopes(user)
+    if scopes is not None:
+        qs = qs.filter(scope__in=scopes, conversation__scope__in=scopes)
+    return qs.filter(pk=job_id).first()
+
+
+@dataclass
+class ChangedMessage:
+    position: int
+    role: str
+    bound_id: str
+    current_id: str | None
+    diff: list  # [(css class, line)]
+    note: str = ""
+
+
+def job_detail(*, job: CompactionJob) -> dict:
+    """The segment page: sources, digest check, what changed, attempts,
+    generation and reviews. A fixed number of queries."""
+    conversation = job.conversation
+    pairs = list(
+        Pair.objects.filter(conversation=conversation, index__gte=job.from_pair, index__lte=job.to_pair)
+        .select_related("user_message", "assistant_message")
+        .order_by("index")
+    )
+    current_ids: list[str] = []
+    for p in pairs:
+        current_ids += [p.user_message.external_id, p.assistant_message.external_id]
+    complete = len(pairs) == job.to_pair - job.from_pair + 1
+    current_digest = (
+        source_digest(
+            digest_input(p.index, p.user_message.external_id, p.user_message.content,
+                         p.assistant_message.external_id, p.assistant_message.content)
+            for p in pairs
+        )
+        if complete
+        else None
+    )
+    source_valid = current_digest == job.source_digest and current_ids == list(job.message_ids)
+
+    changed: list[ChangedMessage] = []
+    if not source_valid:
+        bound_ids = list(job.message_ids)
+        by_ext = {
+            m.external_id: m
+            for m in Message.objects.filter(conversation=conversation, external_id__in=bound_ids)
+        }
+        # The content a message had when the job was bound is the earliest
+        # revision replaced after the job was created.
+        revs: dict[int, MessageRevision] = {}
+        for rev in MessageRevision.objects.filter(
+            message_id__in=[m.pk for m in by_ext.values()], replaced_at__gte=job.created_at
+        ).order_by("message_id", "-number"):
+            revs[rev.message_id] = rev  # last assignment wins: the lowest number
+        for pos, ext in enumerate(bound_ids):
+            cur = current_ids[pos] if pos < len(current_ids) else None
+            msg = by_ext.get(ext)
+            role = "user" if pos % 2 == 0 else "assistant"
+            if msg is None:
+                changed.append(ChangedMessage(pos, role, ext, cur, [], note="message no longer stored"))
+            elif msg.pk in revs:
+                changed.append(ChangedMessage(pos, role, ext, cur, diff_rows(revs[msg.pk].content, msg.content),
+                                              note=f"edited (revision {revs[msg.pk].number} → current)"))
+            elif cur != ext:
+                changed.append(ChangedMessage(pos, role, ext, cur, [],
+                                              note="pair now formed from a different message"))
+
+    attempts = list(Attempt.objects.filter(job=job).order_by("number"))
+    generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
+    reviews = list(Review.objects.newest_of_job(job.pk).select_related("reviewer"))
+    segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
+    other_jobs = list(
+        CompactionJob.objects.filter(conversation=conversation, kind=job.kind, from_pair=job.from_pair)
+        .exclude(pk=job.pk)
+        .select_related("prompt_version")
+        .order_by("-id")
+    )
+    return {
+        "pairs": pairs,
+        "current_digest": current_digest,
+        "source_valid": source_valid,
+        "planned_digest": segment.digest if segment else None,
+        "changed": changed,
+        "attempts": attempts,
+        "generation": generation,
+        "reviews": reviews,
+        "review": reviews[0] if reviews else None,
+        "other_jobs": other_jobs,
+        "superseded_by": job.superseded_by(other_jobs),
+    }
+
+
+def job_is_settled(job: CompactionJob) -> bool:
+    return job.state in SETTLED_STATES
+
+
+# --- failed ranges queue --------------------------------------------------------
+
+AGE_CHOICES = {
+    "1h": timedelta(hours=1),
+    "1d": timedelta(days=1),
+    "7d": timedelta(days=7),
+}
+
+
+def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
+               older_than: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
+    source_changed = Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False)
+    if state == OUTDATED_SUMMARY:
+        wanted = source_changed
+    else:
+        wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
+    # Only each range's job that counts: once another covers the range
+    # (planned after an edit, re-run under a newer prompt, revived by an
+    # undone edit), this one needs no repair of its own and stays reachable
+    # from the range's page.
+    qs = (
+        CompactionJob.objects.filter(wanted).not_superseded()
+        .select_related("conversation", "prompt_version")
+        .only(*JOB_ROW_FIELDS, "conversation__external_id")
+    )
+    qs = _where(in_scopes_of(qs, user=user), last_failure_code=failure_code, scope=scope,
+                prompt_version__name=prompt_version)
+    if older_than in AGE_CHOICES:
+        qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
+    return QUEUE.page(qs, cursor=cursor, size=page_size)
+
+
+def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
+    """The selected jobs the user may see (others are silently dropped: they
+    do not exist for this user)."""
+    qs = CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
+    qs = in_scopes_of(qs, user=user)
+    return list(qs.order_by("pk"))
+
+
+# --- activity -------------------------------------------------------------------
+
+def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
+                  job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
+    qs = _where(activity_events(user=user).select_related("conversation", "job"), action=action,
+                actor_label=actor, scope=scope, conversation_id=conversation, job_id=job)
+    if since:
+        qs = qs.filter(created_at__gte=_day_start_utc(since))
+    return ACTIVITY.page(qs, cursor=cursor, size=page_size)

@@ -1,0 +1,129 @@
+"""``/jobs/{id}/``: the segment page, and the actions on one job — re-run,
+grant an attempt, re-plan, a verdict (SPEC §1, §5)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from ... import actions, roles
+from ...models import CompactionJob
+from .. import selectors
+from ..forms import ReasonForm, VerdictForm
+from .common import role_required
+
+
+def _job_or_404(request, job_id: int) -> CompactionJob:
+    job = selectors.job_get(user=request.user, job_id=job_id)
+    if job is None:
+        raise Http404("no such job")
+    return job
+
+
+def _job_context(request, job, **extra):
+    detail = selectors.job_detail(job=job)
+    return {
+        "job": job,
+        "conversation": job.conversation,
+        "settled": selectors.job_is_settled(job),
+        "can_operate": roles.can_operate(request.user),
+        "can_review": roles.can_review(request.user),
+        "rerunnable": job.state in actions.RERUNNABLE,
+        "replannable": not job.bound_to_current_source,
+        "verdict_form": VerdictForm(),
+        "rerun_form": ReasonForm(prefix="rerun"),
+        "grant_form": ReasonForm(prefix="grant"),
+        "replan_form": ReasonForm(prefix="replan"),
+        **detail,
+        **extra,
+    }
+
+
+@require_GET
+@role_required(roles.can_use_desk)
+def job_detail(request, job_id: int):
+    job = _job_or_404(request, job_id)
+    context = _job_context(request, job)
+    if request.htmx and request.GET.get("region") == "live":
+        return render(request, "desk/job.html#live", context)
+    return render(request, "desk/job.html", context)
+
+
+def _job_action(request, job_id: int, *, prefix: str, action):
+    job = _job_or_404(request, job_id)
+    form = ReasonForm(request.POST, prefix=prefix)
+    if not form.is_valid():
+        context = _job_context(request, job, **{f"{prefix}_form": form})
+        if request.htmx:
+            return render(request, "desk/job.html#live", context)
+        return render(request, "desk/job.html", context, status=400)
+    try:
+        job = action(job=job, actor=request.user, reason=form.cleaned_data["reason"])
+    except actions.ActionRefused as exc:
+        if request.htmx:
+            return render(request, "desk/job.html#live", _job_context(request, job, action_error=exc.message))
+        messages.error(request, exc.message)
+        return redirect("desk-job", job_id=job.pk)
+    note = f"Job #{job.pk} queued again (attempt {job.attempts_used + 1} of {job.max_attempts})."
+    if not request.htmx:
+        messages.success(request, note)
+        return redirect("desk-job", job_id=job.pk)
+    # Re-read: with an eager queue the job may already have run.
+    job = _job_or_404(request, job.pk)
+    return render(request, "desk/job.html#live", _job_context(request, job, action_done=note))
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_rerun(request, job_id: int):
+    return _job_action(request, job_id, prefix="rerun", action=actions.do_job_rerun)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_grant_attempt(request, job_id: int):
+    return _job_action(request, job_id, prefix="grant", action=actions.do_job_grant_attempt)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def job_replan(request, job_id: int):
+    """A new job for this range bound to its current source; the answer is
+    that job's page (a plain form: the page moves to another job)."""
+    job = _job_or_404(request, job_id)
+    form = ReasonForm(request.POST, prefix="replan")
+    if not form.is_valid():
+        return render(request, "desk/job.html", _job_context(request, job, replan_form=form), status=400)
+    try:
+        new = actions.do_job_replan(job=job, actor=request.user, reason=form.cleaned_data["reason"])
+    except actions.ActionRefused as exc:
+        messages.error(request, exc.message)
+        return redirect("desk-job", job_id=job.pk)
+    messages.success(request, f"Pairs {new.from_pair}–{new.to_pair} bound to their current source as job #{new.pk} "
+                              f"(job #{job.pk} stays as the record).")
+    return redirect("desk-job", job_id=new.pk)
+
+
+@require_POST
+@role_required(roles.can_review)
+def job_review(request, job_id: int):
+    job = _job_or_404(request, job_id)
+    form = VerdictForm(request.POST)
+    if form.is_valid():
+        try:
+            actions.do_review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
+                                     note=form.cleaned_data["note"])
+        except actions.ActionRefused as exc:
+            form.add_error(None, exc.message)
+        else:
+            if not request.htmx:
+                messages.success(request, "Verdict recorded.")
+                return redirect("desk-job", job_id=job.pk)
+            context = _job_context(request, job, review_done="Verdict recorded.")
+            return render(request, "desk/job.html#review", context)
+    context = _job_context(request, job, verdict_form=form)
+    if request.htmx:
+        return render(request, "desk/job.html#review", context)
+    return render(request, "desk/job.html", context, status=400)

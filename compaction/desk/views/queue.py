@@ -1,0 +1,62 @@
+"""``/queue/``: every failed, exhausted and stale range and every summary whose
+source changed, and re-running many at once (SPEC §1)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ... import actions, roles
+from .. import selectors
+from ..forms import BulkRerunForm, QueueFilterForm
+from .common import PAGE_SIZE, Listing, list_page, read_listing, role_required
+
+
+def _queue_listing(request) -> Listing:
+    return read_listing(request, QueueFilterForm, lambda f, cursor: selectors.queue_list(
+        user=request.user, state=f.get("state", ""), failure_code=f.get("failure_code", ""),
+        scope=f.get("scope", ""), prompt_version=f.get("prompt_version", ""), older_than=f.get("older_than", ""),
+        cursor=cursor, page_size=PAGE_SIZE,
+    ))
+
+
+def _queue_actions(request, bulk_form=None) -> dict:
+    return {"can_operate": roles.can_operate(request.user), "bulk_form": bulk_form or BulkRerunForm()}
+
+
+@require_GET
+@role_required(roles.can_use_desk)
+def queue(request):
+    # Unlike the other lists, the queue has always answered a bad cursor with
+    # its own (empty) page rather than plain text; kept so nothing changes.
+    return list_page(request, "desk/queue.html", _queue_listing(request), extra=_queue_actions(request),
+                      bad_cursor_as_page=True)
+
+
+@require_POST
+@role_required(roles.can_operate)
+def queue_rerun(request):
+    form = BulkRerunForm(request.POST)
+    if not form.is_valid():
+        context = {**_queue_listing(request).context, **_queue_actions(request, bulk_form=form)}
+        return render(request, "desk/queue.html", context, status=400)
+    jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
+    reason = form.cleaned_data["reason"]
+    result = actions.do_jobs_bulk_rerun(jobs=jobs, actor=request.user, reason=reason)
+    missing = len(form.cleaned_data["jobs"]) - len(jobs)
+    if result.rerun:
+        messages.success(request, f"Re-ran {len(result.rerun)} range(s): "
+                                  + ", ".join(f"#{j.pk}" for j in result.rerun) + ".")
+    if result.replanned:
+        messages.success(request, f"Bound {len(result.replanned)} range(s) to their current source: "
+                                  + ", ".join(f"#{old.pk} → #{new.pk}" for old, new in result.replanned) + ".")
+    for job_id, why in result.skipped:
+        messages.warning(request, f"Job #{job_id} was not re-run: {why}")
+    if missing:
+        messages.warning(request, f"{missing} selected job(s) were not found.")
+    # Back to the same filtered list; re-encoded so only a query string survives.
+    query = QueryDict(request.POST.get("next_query", "")).urlencode()
+    return redirect(reverse("desk-queue") + (f"?{query}" if query else ""))

@@ -1,0 +1,29 @@
+"""What we made of what was said (SPEC §5, §8, §11).
+
+One module per kind of record; every model name is importable from
+``compaction.models`` as before:
+
+* ``prompts``      PromptVersion (frozen once used)
+* ``jobs``         CompactionJob, Attempt and their states
+* ``generations``  SummaryGeneration (immutable)
+* ``reviews``      Review and its Verdict
+* ``audit``        AuditEvent: the log of human actions
+* ``admission``    AdmissionSlot (the global bound on model calls)
+
+Models hold data and constraints; the engine decides.
+"""
+
+from .admission import AdmissionSlot
+from .audit import AuditEvent
+from .generations import GenerationQuerySet, ImmutableGenerationError, SummaryGeneration
+from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, CompactionJob, CompactionJobQuerySet,
+                   FailureCode, JobState, attempt_limit)
+from .prompts import FROZEN_PROMPT_FIELDS, FrozenPromptError, PromptVersion
+from .reviews import Review, Verdict
+
+__all__ = [
+    "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
+    "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "ImmutableGenerationError",
+    "JobState", "PromptVersion", "Review", "SEGMENT_KIND", "SETTLED_STATES", "SummaryGeneration", "Verdict",
+    "attempt_limit",
+]

@@ -1,0 +1,118 @@
+"""The atomic claim (SPEC §5): one conditional UPDATE, and why a refused
+claim was refused; a prompt version freezes on first use."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+
+from compaction.bindings.segments import SEGMENTS
+from compaction.engine.claim import job_claim
+from compaction.engine.run import job_run
+from compaction.models import Attempt, CompactionJob, FrozenPromptError, JobState, PromptVersion
+from tests.compaction.conftest import FAIL_EMPTY, RecordingProvider, plan
+
+
+def refusal(job, *, model_id=None):
+    """Why a claim of ``job`` was refused, and the state and attempts it left."""
+    claim = job_claim(job_id=job.pk, worker="w", model_id=model_id or job.model_id)
+    assert claim.attempt is None
+    job.refresh_from_db()
+    return claim.refused, job.state, job.attempts_used
+
+
+def test_claim_compares_the_current_digest_and_makes_a_mismatch_stale(make_conversation):
+    from conversations.models import Segment
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    # A digest that moved without the ingest hook (e.g. a bulk repair).
+    Segment.objects.filter(conversation=conv).update(digest="0" * 64)
+    assert refusal(job) == ("source_changed", JobState.STALE, 0)
+
+
+def test_claim_refuses_another_model(make_conversation):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    assert refusal(job, model_id="gpt-other") == ("model_mismatch", JobState.PENDING, 0)
+
+
+def test_claim_refuses_a_binding_without_twenty_distinct_ids(make_conversation):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(message_ids=job.message_ids[:19] + [job.message_ids[0]])
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
+    assert claim.attempt is None and claim.refused == "invalid_binding"
+    assert CompactionJob.objects.get(pk=job.pk).state == JobState.STALE
+
+
+def test_claim_refuses_a_running_job(make_conversation):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    first = job_claim(job_id=job.pk, worker="w1", model_id=job.model_id)
+    second = job_claim(job_id=job.pk, worker="w2", model_id=job.model_id)
+    assert first.attempt.number == 1 and second.attempt is None and second.refused == "state_running"
+
+
+def test_first_use_freezes_the_prompt_version_and_the_orm_refuses_template_edits(make_conversation,
+                                                                                   recording_provider):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    pv = PromptVersion.objects.get(pk=job.prompt_version_id)
+    assert pv.frozen_at is None
+    pv.description = "still editable"
+    pv.save()
+    job_run(job_id=job.pk, provider=recording_provider)
+    pv = PromptVersion.objects.get(pk=job.prompt_version_id)
+    assert pv.frozen_at is not None
+    pv.user_template = "something else {answers}"
+    with pytest.raises(FrozenPromptError):
+        pv.save()
+    pv = PromptVersion.objects.get(pk=job.prompt_version_id)
+    pv.accepted_for_projection = pv.accepted_for_projection  # non-template fields stay editable
+    pv.description = "a note"
+    pv.save()
+
+
+def test_postgres_refuses_raw_sql_edits_of_a_frozen_prompt(make_conversation, recording_provider):
+    from django.db import DatabaseError
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the trigger exists on PostgreSQL")
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    job_run(job_id=job.pk, provider=recording_provider)
+    with pytest.raises(DatabaseError, match="frozen"), transaction.atomic(), connection.cursor() as cur:
+        cur.execute("UPDATE compaction_promptversion SET user_template = 'x' WHERE id = %s", [job.prompt_version_id])
+
+
+def test_a_duplicated_message_for_the_first_attempt_cannot_become_the_second(make_conversation):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    bad = RecordingProvider(result=FAIL_EMPTY)
+    first = job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    assert (first.status, first.attempt) == ("failed", 1)
+    duplicate = job_run(job_id=job.pk, provider=bad, expected_attempts_used=0)
+    assert (duplicate.status, duplicate.detail) == ("skipped", "attempt_already_made")
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id, expected_attempts_used=0)
+    assert claim.attempt is None and claim.refused == "attempt_already_made"
+    assert Attempt.objects.filter(job=job).count() == 1 and len(bad.requests) == 1
+    retry = job_run(job_id=job.pk, provider=bad, expected_attempts_used=1)
+    assert (retry.status, retry.attempt) == ("exhausted", 2)
+
+
+@pytest.mark.parametrize("ids", [
+    lambda ids: ids[:19] + [ids[0]],  # a duplicate
+    lambda ids: ids[:19] + [""],  # an empty id
+    lambda ids: ids[:19],  # 19 ids
+])
+def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, ids, monkeypatch):
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(message_ids=ids(job.message_ids))
+    job.refresh_from_db()
+    # Without the Python pre-check, the conditional UPDATE must refuse alone.
+    monkeypatch.setattr(SEGMENTS, "shape_problem", lambda job: "")
+    claim = job_claim(job=job, worker="w", model_id=job.model_id)
+    assert claim.attempt is None
+    assert Attempt.objects.filter(job=job).count() == 0

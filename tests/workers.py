@@ -1,0 +1,34 @@
+"""A real Celery worker on its own queue of a Redis broker, for the tests
+and the engine benchmark that need one (and the queue gone afterwards)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def celery_worker(*, queue: str, env: dict, redis_url: str, processes: int = 1, stop_timeout: float = 20,
+                  stderr=subprocess.DEVNULL):
+    """A prefork worker consuming only ``queue``; stopped, and the queue's
+    unconsumed messages dropped, on the way out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "compaction", "worker", "--pool=prefork", "-c", str(processes),
+         "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning",
+         "-n", f"{queue}@%h"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        yield proc
+    finally:
+        import redis
+
+        redis.Redis.from_url(redis_url).delete(queue)
+        proc.terminate()
+        try:
+            proc.wait(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
