@@ -36,7 +36,7 @@ import gzip
 import json
 import re
 import zipfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
@@ -271,6 +271,9 @@ class Sample:
     assistant_facts: tuple[Fact, ...]
     service_values: tuple[Fact, ...] = ()
     pair_count: int = 0  # the pairs SPEC §4 makes of the document
+    # Which dialogue each message of the document comes from, to tell a fact
+    # given back in its own dialogue from the same value said in another.
+    message_dialogues: dict[str, str] = field(default_factory=dict)
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]")
@@ -380,6 +383,8 @@ def crosswoz_samples(path_to_zip: str | Path, *, min_pairs: int = 30, limit: int
             document=_crosswoz_document(number, group, scope),
             constraints=_dedupe(constraints), superseded=_dedupe(superseded), assistant_facts=_dedupe(told),
             pair_count=sum(_crosswoz_pair_count(d) for _, d in group),
+            message_dialogues={_crosswoz_message_id(did, n): did
+                               for did, d in group for n in range(len(d["messages"]))},
         )
 
 
@@ -516,6 +521,14 @@ def _sgd_facts(dialogue_id: str, dialogue: dict) -> tuple[list[Fact], list[Fact]
     return constraints, superseded, told, service
 
 
+def _sgd_message_dialogues(document: dict, group: list[tuple[str, dict]]) -> dict[str, str]:
+    prefixes = [(f"sgd-{did}-", did) for did, _ in group]
+    out = {}
+    for message in document["messages"]:
+        out[message["id"]] = next(did for prefix, did in prefixes if message["id"].startswith(prefix))
+    return out
+
+
 def sgd_samples(path: str | Path, *, min_pairs: int = 30, limit: int | None = None, scope: str = SGD_SCOPE,
                 source: str = "SGD dev set (google-research-datasets/dstc8-schema-guided-dialogue, CC BY-SA 4.0)",
                 ) -> Iterator[Sample]:
@@ -532,11 +545,13 @@ def sgd_samples(path: str | Path, *, min_pairs: int = 30, limit: int | None = No
             superseded += s
             told += t
             service += r
+        document = _sgd_document(number, group, scope, source)
         yield Sample(
-            document=_sgd_document(number, group, scope, source),
+            document=document,
             constraints=_dedupe(constraints), superseded=_dedupe(superseded),
             assistant_facts=_dedupe(told), service_values=_dedupe(service),
             pair_count=sum(_sgd_pair_count(d) for _, d in group),
+            message_dialogues=_sgd_message_dialogues(document, group),
         )
 
 

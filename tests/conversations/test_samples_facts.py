@@ -341,3 +341,13 @@ def test_real_samples_reach_30_pairs_and_every_fact_is_said_in_its_message(loade
         for fact in sample.constraints + sample.superseded + sample.assistant_facts:
             assert mentions(texts[fact.message_id], fact.value), fact
     assert any(s.superseded for s in samples)
+
+
+def test_every_message_is_mapped_to_the_dialogue_it_comes_from(tmp_path):
+    [sample] = sgd_samples(sgd_file(tmp_path, [SGD_A, dict(SGD_A, dialogue_id="1_00002")]), min_pairs=8)
+    assert set(sample.message_dialogues) == {m["id"] for m in sample.document["messages"]}
+    assert sample.message_dialogues["sgd-1_00001-05-result0"] == "1_00001"
+    assert sample.message_dialogues["sgd-1_00002-07"] == "1_00002"
+    [cw] = crosswoz_samples(crosswoz_zip(tmp_path, {"7": CW_A, "8": CW_A}), min_pairs=4)
+    assert set(cw.message_dialogues) == {m["id"] for m in cw.document["messages"]}
+    assert cw.message_dialogues["cw-8-03"] == "8" and cw.message_dialogues["cw-7-00"] == "7"
