@@ -126,8 +126,12 @@ def ingest(samples) -> dict[str, object]:
     from conversations.documents import validate_document
     from conversations.services import conversation_ingest
 
-    return {s.document["id"]: conversation_ingest(document=validate_document(s.document), actor="bench-fidelity").conversation
-            for group in samples.values() for s in group}
+    conversations = {}
+    for group in samples.values():
+        for s in group:
+            result = conversation_ingest(document=validate_document(s.document), actor="bench-fidelity")
+            conversations[s.document["id"]] = result.conversation
+    return conversations
 
 
 def compact() -> str:
@@ -198,7 +202,8 @@ def projection(conversation, budget: int, prefer: str | None) -> tuple[list[tupl
     summaries = 0
     for block in body["blocks"]:
         if block["kind"] == "raw":
-            items += [(block["user"]["id"], block["user"]["text"]), (block["assistant"]["id"], block["assistant"]["text"])]
+            items.append((block["user"]["id"], block["user"]["text"]))
+            items.append((block["assistant"]["id"], block["assistant"]["text"]))
         else:
             summaries += 1
             items += [(m["id"], m["text"]) for m in block["user_messages"]]
@@ -257,7 +262,8 @@ def report(tallies, budgets_kib, datasets, *, own: bool):
             print(f"{kib:>4} KiB {dataset:<9} {pc:8.1%} / {tc:6.1%} {ratio(pc, tc):>8} ({p.constraints:>5})"
                   f" {pa:9.1%} / {ta:6.1%} {ratio(pa, ta):>8} ({p.told:>5})"
                   f" {statistics.mean(p.bytes):>9.0f} / {statistics.mean(t.bytes):>6.0f}"
-                  f" {statistics.mean(p.pairs):>8.1f} / {statistics.mean(t.pairs):>5.1f} ({statistics.mean(p.of_pairs):>5.0f})"
+                  f" {statistics.mean(p.pairs):>8.1f} / {statistics.mean(t.pairs):>5.1f}"
+                  f" ({statistics.mean(p.of_pairs):>5.0f})"
                   f" {statistics.mean(p.summaries):>9.1f}")
 
 

@@ -155,7 +155,8 @@ def test_crosswoz_samples_limit_caps_the_conversations(tmp_path):
 
 def test_crosswoz_samples_documents_are_the_documents_of_the_older_converter(tmp_path):
     path = crosswoz_zip(tmp_path, {str(n): CW_A for n in range(4)})
-    assert [s.document for s in crosswoz_samples(path, min_pairs=4)] == list(crosswoz_documents(path, per_conversation=2))
+    documents = [s.document for s in crosswoz_samples(path, min_pairs=4)]
+    assert documents == list(crosswoz_documents(path, per_conversation=2))
 
 
 # --- SGD -------------------------------------------------------------------------
@@ -278,7 +279,8 @@ def test_sgd_service_call_is_a_tool_call_and_result_and_the_pair_holds_only_the_
     assert json.loads(call["tool_calls"][0]["arguments"]) == {"location": "San Jose"}
     assert result["role"] == "tool" and result["tool_call_id"] == "sgd-1_00001-05-call0"
     assert json.loads(result["content"])[0]["phone_number"] == "408-555-0101"
-    assert call["run_id"] == result["run_id"] == messages["sgd-1_00001-05"]["run_id"] == messages["sgd-1_00001-04"]["run_id"]
+    run = messages["sgd-1_00001-04"]["run_id"]
+    assert call["run_id"] == result["run_id"] == messages["sgd-1_00001-05"]["run_id"] == run
     pairs = pairs_of(sample.document)
     assert [(p.user.external_id, p.assistant.external_id) for p in pairs] == [
         (f"sgd-1_00001-{u:02d}", f"sgd-1_00001-{u + 1:02d}") for u in (0, 2, 4, 6)]
@@ -305,8 +307,9 @@ def test_sgd_user_turn_without_an_answer_is_a_cancelled_run_and_makes_no_pair(tm
 
 
 def test_sgd_corrections_are_per_dialogue(tmp_path):
-    other = dict(SGD_A, dialogue_id="1_00009", turns=[user("Find me a table in Napa.", ("location", "Napa", "Napa")),
-                                                     system("Which restaurant?", ("REQUEST", "restaurant_name", "", ""))])
+    turns = [user("Find me a table in Napa.", ("location", "Napa", "Napa")),
+             system("Which restaurant?", ("REQUEST", "restaurant_name", "", ""))]
+    other = dict(SGD_A, dialogue_id="1_00009", turns=turns)
     [sample] = sgd_samples(sgd_file(tmp_path, [SGD_A, other]), min_pairs=5)
     assert {(f.dialogue, f.value) for f in sample.constraints if f.slot == "location"} == {
         ("1_00001", "San Jose"), ("1_00009", "Napa")}
@@ -330,7 +333,8 @@ def _real(name):
     return path
 
 
-@pytest.mark.parametrize("loader,name", [(crosswoz_samples, "crosswoz-val.json.zip"), (sgd_samples, "sgd-dev-001.json.gz")])
+@pytest.mark.parametrize("loader,name", [(crosswoz_samples, "crosswoz-val.json.zip"),
+                                         (sgd_samples, "sgd-dev-001.json.gz")])
 def test_real_samples_reach_30_pairs_and_every_fact_is_said_in_its_message(loader, name):
     samples = list(loader(_real(name), min_pairs=30, limit=4))
     assert len(samples) == 4
