@@ -1,26 +1,60 @@
-"""Extractive summary of ten assistant answers (SPEC §5 ``extractive`` provider).
+"""Extractive summary of ten assistant answers: the ``extractive-v2``
+summariser (SPEC §5 ``extractive`` provider; SPEC §6 "The extractive
+provider compresses"; issue 11 item 4).
 
-Pure and deterministic: the same answers always give the same text. It picks
-whole sentences under a length target (default 1,500 characters), preferring
-sentences that carry numbers, dates, names, identifiers, decisions and
-negations — the facts a lossy summary most often bends (seed 000 §1: "as of
-last week" must not become "current") — keeps them in their original order
-and labels each answer's sentences with that answer's message id. It works
-on Chinese (split after 。！？；and at line breaks) and English (split after
-. ! ? followed by a space), and copies sentences verbatim so it writes in
-the text's own language.
+Pure and deterministic: the same answers always give the same text. It
+copies whole sentences verbatim, so it writes in the answers' own language
+(Chinese splits after 。！？；, English after . ! ? ; before a space, both at
+line breaks).
+
+**Length.** At most 30% of the answers' characters, never more than 1,500,
+labels and line breaks included — a summary is worth giving only when it is
+cheaper than its source (SPEC §6). At least one sentence: when not even one
+fits the 30% target, or when every sentence is left out by the rules below,
+the best sentence alone is given whole (cut with "…" only if it is longer
+than 1,500 characters).
+
+**What is left out** (carries no fact): sentences that are only greetings,
+thanks, acknowledgements or farewells ("Sure!", "好的，谢谢。"); such a
+clause opening a sentence ("好的，" "OK, ") is cut off the front; the
+assistant's own questions back ("What time would you like?") unless they
+carry a number, date, identifier or name — an offer such as "How about
+Sino at 7 pm?" is a fact; and near-repeats — a sentence whose characters
+are mostly in one already kept and that brings no number, identifier or
+name of its own.
+
+**What is kept first.** Sentences are ranked by how many kinds of hard fact
+they carry — numbers (3), dates (2), identifiers (2), decisions (2),
+negations (2), names (1) — a decision includes an outcome (booked, reserved,
+failed); very short ones lose 2 — the facts a lossy summary
+most often bends (seed 000 §1: "as of last week" must not become
+"current"). Ties go to the shorter sentence (more facts per character),
+then the earlier. Sentences are taken in that order while the whole text
+still fits, and are printed in their original order.
+
+**Labels.** One line per answer that kept anything, opening with its
+assistant message id: ``[m-1041] sentence sentence``. Labels are paid for
+out of the same 30%, so they are kept cheap: a line whose id has the same
+length as the previous line's id and shares at least its first three
+characters writes only the differing end after "…" (``[…43]`` after
+``[m-1041]`` is ``m-1043``); ``labelled_lines`` reads them back.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-DEFAULT_TARGET_CHARS = 1500
+DEFAULT_MAX_CHARS = 1500
+SHARE_PERCENT = 30  # of the answers' characters
+MIN_SHARED_PREFIX = 3  # a shorter shared start saves nothing over "…"
+NEAR_REPEAT = 0.8  # share of a sentence's character pairs found in one already kept
 
 # Chinese sentence ends need no following space; English ones do, so that
 # "3.5" or "e.g." inside a sentence does not split it.
 _SPLIT = re.compile(r"(?<=[。！？；!?])|(?<=[.;])(?=\s)|\n+")
+_CJK_END = "。！？；"
 
 _NUMBER = re.compile(r"\d|[零一二三四五六七八九十百千万亿]+[元个次天月年日号%]")
 _DATE = re.compile(
@@ -31,10 +65,15 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{3,}\b|#\d+|\b[A-Z]{2,}\b")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*|[《「“\"][^》」”\"]{1,40}[》」”\"]")
+_NAME = re.compile(
+    r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*|[《「“\"][^》」”\"]{1,40}[》」”\"]|"
+    # Chinese proper names of places and businesses end in a small set of nouns.
+    r"[\u4e00-\u9fff]{2,}(?:酒店|宾馆|饭店|餐厅|公园|博物馆|大厦|广场|中心|店|馆|园|院|寺|宫|楼|塔|桥|路|街|镇|村|站|城)"
+)
 _DECISION = re.compile(
     r"\b(decid\w*|agreed?|confirm\w*|recommend\w*|must|should|will|choose|chose|approved?|book\w*|cancel\w*|"
-    r"selected|final)\b|(决定|确认|建议|推荐|同意|必须|应该|将会|选择|预订|取消|批准|最终)",
+    r"reserv\w*|selected|final|success\w*|unsuccessful|fail\w*)\b|"
+    r"(决定|确认|建议|推荐|同意|必须|应该|将会|选择|预订|预约|取消|批准|最终|成功|失败)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
@@ -42,6 +81,32 @@ _NEGATION = re.compile(
     r"[不没无未别勿非]",
     re.IGNORECASE,
 )
+
+# Greetings, thanks, acknowledgements and farewells: a sentence made only of
+# these says nothing a later run needs.
+_FILLER_WORDS = (
+    r"(?:hello|hi|hey)(?: there)?|greetings|good (?:morning|afternoon|evening)|welcome|"
+    r"(?:thanks|thank you)(?: a lot| so much| very much)?(?: for \w+(?: \w+)?)?|"
+    r"you'?re welcome|my pleasure|no problem|ok(?:ay)?|sure(?: thing)?|certainly|of course|absolutely|"
+    r"al(?:l ?)?right|got it|great|perfect|understood|noted|i see|sounds good|i can (?:do|help with) that|"
+    r"(?:my )?apologies|(?:i'?m |i am )?(?:so |very )?sorry|i apologi[sz]e|"
+    r"(?:i'?m )?(?:glad|happy) to help|(?:good)?bye|see you|take care|"
+    r"have a (?:nice|great|good|wonderful) (?:day|evening|trip|time)|enjoy(?: your \w+)?|"
+    r"你好|您好|嗨|早上好|下午好|晚上好|欢迎|谢谢(?:您|你)?|感谢(?:您|你)?|多谢|不客气|不用谢|没关系|"
+    r"好的|好|嗯|行|可以|没问题|明白(?:了)?|知道了|收到|了解|当然|再见|拜拜|抱歉|对不起|不好意思|"
+    r"祝(?:您|你)(?:旅途|用餐|生活)?愉快|很高兴为(?:您|你)服务|乐意效劳"
+)
+_FILLER_SEPARATOR = r"[\s,，、.。!！~～;；:：…]*"
+_ONLY_FILLER = re.compile(rf"(?:(?:{_FILLER_WORDS}){_FILLER_SEPARATOR})+", re.IGNORECASE)
+_LEADING_FILLER = re.compile(rf"(?:(?:{_FILLER_WORDS})\s*[,，、:：]\s*)+", re.IGNORECASE)
+_QUESTION_END = re.compile(r"[?？][\"'”’)）\s]*$")
+
+_LABEL = re.compile(r"\[(.+?)\] ")
+_WORD_CHARS = re.compile(r"[\W_]+")
+_DIGITS = re.compile(r"\d+")
+_ID_TOKEN = re.compile(r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True)
@@ -76,74 +141,154 @@ def sentence_score(sentence: str) -> int:
     return score
 
 
-def _label(message_id: str) -> str:
+def carries_fact(sentence: str) -> bool:
+    """A number, date, identifier or name: what makes a question an offer."""
+    return any(p.search(sentence) for p in (_NUMBER, _DATE, _IDENTIFIER, _NAME))
+
+
+def is_filler(sentence: str) -> bool:
+    """Only greetings, thanks, acknowledgements or farewells."""
+    return _ONLY_FILLER.fullmatch(sentence.strip()) is not None
+
+
+def is_question_back(sentence: str) -> bool:
+    """The assistant asking the user something, with no fact in it."""
+    return _QUESTION_END.search(sentence) is not None and not carries_fact(sentence)
+
+
+def trim_leading_filler(sentence: str) -> str:
+    """"好的，为您推荐…" → "为您推荐…": an opening acknowledgement carries nothing."""
+    match = _LEADING_FILLER.match(sentence)
+    rest = sentence[match.end():] if match else sentence
+    return rest if rest.strip() else sentence
+
+
+@functools.lru_cache(maxsize=4096)
+def _pairs(text: str) -> frozenset[str]:
+    letters = _WORD_CHARS.sub("", text.lower())
+    # A sentence of fewer than two letters or digits has no pairs: it repeats
+    # any kept sentence that holds its facts.
+    return frozenset(letters[i : i + 2] for i in range(len(letters) - 1))
+
+
+def _numbers_and_ids(text: str) -> set[str]:
+    return set(_DIGITS.findall(text)) | {t.lower() for t in _ID_TOKEN.findall(text)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_facts(text: str) -> frozenset[str]:
+    """Its numbers, identifiers and capitalised words (names)."""
+    return frozenset(_numbers_and_ids(text) | {w.lower() for w in _CAPITALISED.findall(text)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_numbers_and_ids(text) | {w.lower() for w in _LATIN_WORD.findall(text)})
+
+
+def is_near_repeat(sentence: str, kept: str) -> bool:
+    """``sentence`` adds nothing to ``kept``: most of its character pairs are
+    in it, and every number, identifier and name it has is in it too."""
+    if not _own_facts(sentence) <= _words(kept):
+        return False
+    mine = _pairs(sentence)
+    return len(mine & _pairs(kept)) >= NEAR_REPEAT * len(mine)
+
+
+def target_chars(answers: list[tuple[str, str]], *, max_chars: int = DEFAULT_MAX_CHARS) -> int:
+    """30% of the answers' characters, never above ``max_chars``."""
+    return min(max_chars, sum(len(text) for _, text in answers) * SHARE_PERCENT // 100)
+
+
+def label(message_id: str, previous: str | None) -> str:
+    """``[id] ``, or ``[…end] `` when ``id`` only changes the end of ``previous``."""
+    if previous is not None and len(previous) == len(message_id) and previous != message_id:
+        shared = 0
+        while message_id[shared] == previous[shared]:
+            shared += 1
+        if shared >= MIN_SHARED_PREFIX:
+            return f"[…{message_id[shared:]}] "
     return f"[{message_id}] "
 
 
-def _join(kept: list[str]) -> str:
-    # Chinese sentences run on without spaces; others are separated by one.
-    out = kept[0]
-    for s in kept[1:]:
-        out += ("" if out[-1] in "。！？；" else " ") + s
+def labelled_lines(summary: str) -> list[tuple[str | None, str]]:
+    """``(message id, text)`` for each line of a summary written here (either
+    version), with shortened labels read back; ``None`` for a line without
+    a label."""
+    out: list[tuple[str | None, str]] = []
+    previous: str | None = None
+    for line in summary.split("\n"):
+        match = _LABEL.match(line)
+        if not match:
+            out.append((None, line))
+            continue
+        ref = match.group(1)
+        if ref.startswith("…") and previous is not None:
+            end = ref[1:]
+            ref = previous[: len(previous) - len(end)] + end
+        out.append((ref, line[match.end():]))
+        previous = ref
     return out
 
 
-def summarise(answers: list[tuple[str, str]], *, target_chars: int = DEFAULT_TARGET_CHARS) -> str:
-    """``answers`` is ``[(assistant message id, text), ...]`` oldest first.
+def join(sentences: list[str]) -> str:
+    # Chinese sentences run on without spaces; others are separated by one.
+    out = sentences[0]
+    for s in sentences[1:]:
+        out += ("" if out[-1] in _CJK_END else " ") + s
+    return out
 
-    Every answer first gets its best sentence (if it fits) so no answer
-    vanishes; the remaining room goes to the highest-scoring sentences.
-    Ties go to the earlier sentence. Output: one line per answer that kept
-    anything, ``[id] sentence sentence``, in the original order.
-    """
-    sentences: list[Sentence] = []
-    for a, (_, text) in enumerate(answers):
-        for p, s in enumerate(split_sentences(text)):
-            sentences.append(Sentence(a, p, s, sentence_score(s)))
-    if not sentences:
-        return ""
 
-    chosen: set[tuple[int, int]] = set()
-    used = 0
-    opened: set[int] = set()  # answers whose label is already paid for
-
-    def cost(s: Sentence) -> int:
-        # A sentence costs its length plus a separator, and its answer's
-        # label and line break the first time that answer is used.
-        extra = 0 if s.answer in opened else len(_label(answers[s.answer][0])) + 1
-        return len(s.text) + 1 + extra
-
-    def take(s: Sentence) -> bool:
-        nonlocal used
-        c = cost(s)
-        if used + c > target_chars:
-            return False
-        chosen.add((s.answer, s.position))
-        opened.add(s.answer)
-        used += c
-        return True
-
-    by_rank = sorted(sentences, key=lambda s: (-s.score, s.answer, s.position))
-    best_per_answer: dict[int, Sentence] = {}
-    for s in by_rank:
-        best_per_answer.setdefault(s.answer, s)
-    for a in sorted(best_per_answer):
-        take(best_per_answer[a])
-    for s in by_rank:
-        if (s.answer, s.position) not in chosen:
-            take(s)
-
-    if not chosen:
-        # Not even one sentence fits: keep the start of the best one, marked
-        # as cut, rather than return nothing.
-        s = by_rank[0]
-        label = _label(answers[s.answer][0])
-        room = max(0, target_chars - len(label) - 1)
-        return label + s.text[:room] + "…"
-
-    lines = []
-    for a, (message_id, _) in enumerate(answers):
-        kept = [s.text for s in sentences if s.answer == a and (a, s.position) in chosen]
-        if kept:
-            lines.append(_label(message_id) + _join(kept))
+def render(answers: list[tuple[str, str]], chosen: list[Sentence]) -> str:
+    """The kept sentences in their original order, one labelled line per answer."""
+    by_answer: dict[int, list[Sentence]] = {}
+    for s in sorted(chosen, key=lambda s: (s.answer, s.position)):
+        by_answer.setdefault(s.answer, []).append(s)
+    lines, previous = [], None
+    for a in sorted(by_answer):
+        message_id = answers[a][0]
+        lines.append(label(message_id, previous) + join([s.text for s in by_answer[a]]))
+        previous = message_id
     return "\n".join(lines)
+
+
+def _candidates(answers: list[tuple[str, str]]) -> tuple[list[Sentence], list[Sentence]]:
+    """Every sentence, and those that carry something (filler and questions back left out)."""
+    every, useful = [], []
+    for a, (_, text) in enumerate(answers):
+        for p, raw in enumerate(split_sentences(text)):
+            every.append(Sentence(a, p, raw, sentence_score(raw)))
+            if is_filler(raw) or is_question_back(raw):
+                continue
+            trimmed = trim_leading_filler(raw)
+            useful.append(Sentence(a, p, trimmed, sentence_score(trimmed)))
+    return every, useful
+
+
+def _ranked(sentences: list[Sentence]) -> list[Sentence]:
+    return sorted(sentences, key=lambda s: (-s.score, len(s.text), s.answer, s.position))
+
+
+def summarise(answers: list[tuple[str, str]], *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """``answers`` is ``[(assistant message id, text), ...]`` oldest first."""
+    every, useful = _candidates(answers)
+    if not every:
+        return ""
+    target = target_chars(answers, max_chars=max_chars)
+    chosen: list[Sentence] = []
+    for s in _ranked(useful):
+        if any(is_near_repeat(s.text, c.text) for c in chosen):
+            continue
+        if len(render(answers, chosen + [s])) <= target:
+            chosen.append(s)
+    if chosen:
+        return render(answers, chosen)
+    # Not even one sentence fits the 30%, or none carries anything: the best
+    # one alone, whole, unless it is over the hard cap, where it is cut and
+    # marked as cut.
+    best = _ranked(useful or every)[0]
+    text = render(answers, [best])
+    if len(text) <= max_chars:
+        return text
+    head = label(answers[best.answer][0], None)
+    return head + best.text[: max(0, max_chars - len(head) - 1)] + "…"
