@@ -48,7 +48,7 @@ def provider_build() -> Provider:
 
 def configured_model_id() -> str:
     """The model id new jobs are bound to: the configured provider's own id
-    (``extractive-v1`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
+    (``extractive-v2`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
     return _base_provider().model_id
 
 

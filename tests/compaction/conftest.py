@@ -13,7 +13,7 @@ from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
 
-FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
+FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v2"}
 
 
 def plan(conv):

@@ -14,7 +14,7 @@ from compaction.models import AuditEvent, CompactionJob, JobState, PromptVersion
 from tests.compaction.conftest import RecordingProvider, ingest
 from tests.factories import conversation_document, make_user
 
-BAD = {"text": "", "finish_reason": "stop", "model": "extractive-v1"}
+BAD = {"text": "", "finish_reason": "stop", "model": "extractive-v2"}
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def test_the_job_that_counts_for_a_range(this, others, expected):
 def test_the_database_picks_the_same_jobs_as_the_rule(db):
     conv = ingest(conversation_document(30))
     (first,) = conversation_plan(conversation=conv)
-    bad = RecordingProvider(result={"text": "", "finish_reason": "stop", "model": "extractive-v1"})
+    bad = RecordingProvider(result={"text": "", "finish_reason": "stop", "model": "extractive-v2"})
     job_run(job_id=first.pk, provider=bad)
     job_run(job_id=first.pk, provider=bad)  # exhausted
     edited = conversation_document(30)

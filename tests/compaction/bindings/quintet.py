@@ -67,7 +67,7 @@ def prompt_version() -> PromptVersion:
     )[0]
 
 
-def quintet_job(conversation, *, k: int, parent: SummaryGeneration | None = None, model_id: str = "extractive-v1",
+def quintet_job(conversation, *, k: int, parent: SummaryGeneration | None = None, model_id: str = "extractive-v2",
                 **overrides) -> CompactionJob:
     """A pending quintet job bound to pairs ``[5k, 5k+4]`` as stored now."""
     pairs = list(Pair.objects.filter(conversation=conversation, index__gte=SIZE * k, index__lt=SIZE * (k + 1))

@@ -72,7 +72,7 @@ def test_a_child_is_claimable_only_while_its_parent_is_the_newest_generation(con
 
 def test_the_kinds_own_contract_judges_its_answers(conversation):
     job = quintet.quintet_job(conversation, k=0)
-    long = RecordingProvider(result={"text": "x" * 2001, "finish_reason": "stop", "model": "extractive-v1"})
+    long = RecordingProvider(result={"text": "x" * 2001, "finish_reason": "stop", "model": "extractive-v2"})
     outcome = job_run(job_id=job.pk, provider=long)
     assert (outcome.status, outcome.failure_code) == ("failed", "too_long")  # a segment may have 6,000
     assert not SummaryGeneration.objects.filter(job=job).exists()

@@ -9,7 +9,7 @@ from conversations.models import Segment
 from conversations.services.ingest import conversation_ingest
 from tests.factories import conversation_document
 
-MODEL = "extractive-v1"
+MODEL = "extractive-v2"
 
 
 def ingest(doc):
