@@ -26,9 +26,12 @@ from compaction.handoff import note as notes
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material
 
+from compaction.handoff import values as values_
+from compaction.handoff.reading import edge_strip, identifiers, key_terms, normalise, shared, unique, worth
+
+from .input import DriftInput
 from .reading import (  # noqa: F401 (ChainHistory, ChainMessage: the input types callers build)
-    AMOUNT, CLOCK_TIME, ELLIPSIS, ChainHistory, ChainMessage, Condition, DriftInput, UserReading, clauses, dates,
-    edge_strip, identifiers, normalise, number_key, numbers, shared, terms, unique_ids, unnegated, worth,
+    ELLIPSIS, ChainHistory, ChainMessage, Condition, UserReading, clauses,
 )
 
 __all__ = ["CHECKERS", "CODES", "ChainHistory", "ChainMessage", "Finding", "check_note"]
@@ -95,7 +98,7 @@ class Finding:
 
 def _finding(code: str, *, section: str | None, line: int | None, message_ids: Iterable[str], detail: str,
              subject: str = "") -> Finding:
-    return Finding(kind=CODES[code], code=code, section=section, line=line, message_ids=unique_ids(message_ids),
+    return Finding(kind=CODES[code], code=code, section=section, line=line, message_ids=unique(message_ids),
                    detail=detail, subject=subject)
 
 
@@ -173,8 +176,8 @@ def check_retracted_consent(d: DriftInput) -> list[Finding]:
             continue
         if d.vocabulary.matches(v.HOLD, line.own):
             continue
-        quoted = [q for q in line.quotes if unnegated(d.vocabulary, v.CONSENT, q)]
-        if not quoted and not unnegated(d.vocabulary, v.CONSENT, line.own):
+        quoted = [q for q in line.quotes if d.vocabulary.unnegated(v.CONSENT, q)]
+        if not quoted and not d.vocabulary.unnegated(v.CONSENT, line.own):
             continue
         line_terms = line.terms
         anchor = None
@@ -217,7 +220,7 @@ def check_abandoned_unmarked(d: DriftInput) -> list[Finding]:
     for line in d.lines:
         if line.section not in _MATTER_SECTIONS or notes.is_abandoned(line.text):
             continue
-        if any(unnegated(d.vocabulary, v.ABANDON, t) for t in (line.own, *line.quotes)):
+        if any(d.vocabulary.unnegated(v.ABANDON, t) for t in (line.own, *line.quotes)):
             continue
         line_terms = line.terms
         dropped = [user for user, named, borrowed in d.abandons
@@ -278,7 +281,7 @@ def check_tool_detail_in_requests(d: DriftInput) -> list[Finding]:
     for line in d.lines:
         if line.section != notes.REQUESTS:
             continue
-        for raw, kind, key in _values(d, line.own):
+        for raw, kind, key in values_.values(d.vocabulary, line.own):
             if d.user_said_value(kind, key):
                 continue
             sources = d.value_sources(kind, key)
@@ -290,27 +293,6 @@ def check_tool_detail_in_requests(d: DriftInput) -> list[Finding]:
                         f"({', '.join(sources[:3])}{' …' if len(sources) > 3 else ''}); the user never said it. "
                         f"Look-up details are looked up again, not kept as what the user asked for.")))
     return out
-
-
-def _values(d: DriftInput, text: str) -> list[tuple[str, str, object]]:
-    """The look-up values of ``text``: (as written, kind, comparison key), once each."""
-    found: dict[tuple[str, object], str] = {}
-    date_numbers = set()
-    for raw, key in dates(text):
-        found.setdefault(("date", key), raw)
-        date_numbers |= numbers(raw)
-    for h, m in CLOCK_TIME.findall(text):
-        found.setdefault(("time", f"{int(h)}:{m}"), f"{h}:{m}")
-    for match in AMOUNT.finditer(text):
-        key = number_key(match.group(1) or match.group(2))
-        if (len(key.replace(".", "")) >= 2 or match.group(1)) and key not in date_numbers:
-            found.setdefault(("amount", key), match.group().strip())
-    taken_to = -1
-    for match in d.vocabulary.find_all(v.TOOL_DETAIL, text):  # longest first at each position
-        if match.start() >= taken_to:
-            found.setdefault(("word", match.group().lower()), match.group())
-            taken_to = match.end()
-    return [(raw, kind, key) for (kind, key), raw in found.items()]
 
 
 def check_question_as_requirement(d: DriftInput) -> list[Finding]:
@@ -333,11 +315,11 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
         texts = (line.own, *line.quotes)
         if any(d.vocabulary.matches(c, t) for c in (v.DIRECT_REQUEST, v.HOLD) for t in texts):
             continue
-        if any(unnegated(d.vocabulary, c, t) for c in (v.CONSENT, v.ABANDON) for t in texts):
+        if any(d.vocabulary.unnegated(c, t) for c in (v.CONSENT, v.ABANDON) for t in texts):
             continue
         ids = [u.message.id for q in line.quotes for u in d.users_saying(q)[-1:]]
         if not ids:
-            line_terms = terms(line.own)
+            line_terms = key_terms(line.own)
             score: dict[int, int] = {}
             for term in line_terms:
                 for user in d.questions_by_term.get(term, ()):
@@ -365,7 +347,7 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
         for clause in clauses(message.text):
             match = d.vocabulary.find(v.ASSISTANT_ASK, clause)
             if match:
-                asks.append((message, terms(clause[match.start():])))
+                asks.append((message, key_terms(clause[match.start():])))
     out = []
     for line in d.lines:
         if line.section != notes.TODOS:
@@ -505,7 +487,7 @@ def _brings_new(d: DriftInput) -> bool:
                                          section=notes.REQUESTS):
             if not d.kept_anywhere(d.parent_lines, condition):
                 return True
-        novel = frozenset().union(*(terms(c) for c in user.statement_clauses)) - d.parent_terms
+        novel = frozenset().union(*(key_terms(c) for c in user.statement_clauses)) - d.parent_terms
         if worth(novel) >= NEW_MATTER_WORTH:
             return True
     for result in d.material.tool_results:

@@ -62,6 +62,8 @@ from ..handoff import clauses as c
 from ..handoff import note as n
 from ..handoff import vocabulary as v
 from ..handoff.material import Material, ToolResult
+from ..handoff.reading import Reader, identifiers, is_identifier, is_stop_word, key_terms, keeps_text, worth
+from ..handoff.values import dates
 from ..tokens import count_tokens
 from .base import Provider, SummaryRequest
 
@@ -189,10 +191,7 @@ _LATIN_TOPIC = re.compile(r"[A-Za-z][A-Za-z+]*(?: [A-Za-z][A-Za-z+]*)*")
 
 
 def _strip_spans(text: str, vocabulary: v.Vocabulary, categories) -> str:
-    for category in categories:
-        for pattern in c._patterns(vocabulary, category):
-            text = pattern.sub(" ", text)
-    return text
+    return Reader(vocabulary).without(text, categories)
 
 
 def _tidy(text: str) -> str:
@@ -395,7 +394,7 @@ def _stands_on_hold(matter: Matter, fragment: Fragment) -> bool:
     if fragment.role == c.CONSENT:
         return False
     if fragment.role == c.REQUEST and not fragment.is_condition:
-        return bool(_DATE_VALUE.search(matter.label)) and _norm(matter.label) in _norm(fragment.text)
+        return bool(dates(matter.label)) and _norm(matter.label) in _norm(fragment.text)
     return True
 
 
@@ -416,9 +415,6 @@ def _drop_consent(matter: Matter, vocabulary: v.Vocabulary, language: str) -> bo
     return False
 
 
-_DATE_VALUE = re.compile(r"\d{4}[-/.年]\d{1,2}([-/.月]\d{1,2}日?)?|\d{1,2}月\d{1,2}[日号]|\d{1,2}/\d{1,2}(?!\d)")
-
-
 def _repair_tool_details(state: _State) -> None:
     """A request line's own words may not carry what tools look up: a date,
     stock or warranty wording written beside the user's words, and not in
@@ -433,7 +429,7 @@ def _repair_tool_details(state: _State) -> None:
             if c.matches(state.vocabulary, v.TOOL_DETAIL, part) and not c.matches(state.vocabulary, v.TOOL_DETAIL,
                                                                                  quoted):
                 return True
-            return any(date.group() not in quoted for date in _DATE_VALUE.finditer(part))
+            return any(raw not in quoted for raw, _ in dates(part))
 
         kept = [p for p in parts if not foreign(p)]
         if len(kept) != len(parts):
@@ -467,7 +463,7 @@ def _latin_topic(text: str) -> str | None:
     """The first product-like name of a text ("AirPods Max"), digits left out
     so a request line never holds a number the user's quoted words do not."""
     for match in _LATIN_TOPIC.finditer(text):
-        words = [w for w in match.group().split() if w.lower() not in c._STOP_WORDS]
+        words = [w for w in match.group().split() if not is_stop_word(w)]
         if words and len(" ".join(words)) >= 3:
             return " ".join(words)
     return None
@@ -519,16 +515,16 @@ def _already_kept(state: _State, matter: Matter, fragment: Fragment) -> bool:
         return True
     categories = {c.CONSENT: (v.CONSENT,), c.HOLD: (v.HOLD,), c.ABANDON: (v.ABANDON,)}.get(fragment.role,
                                                                                           (v.CONSTRAINT,))
-    if c.keeps(text, fragment.text, state.vocabulary, categories):
+    if keeps_text(Reader(state.vocabulary), text, fragment.text, categories):
         return True
-    if fragment.is_condition and c.keeps(text, fragment.text, state.vocabulary):
+    if fragment.is_condition and keeps_text(Reader(state.vocabulary), text, fragment.text):
         return True
     if fragment.is_condition or fragment.role in (c.CONSENT, c.ABANDON):
         return False  # a condition or a change of mind the line lacks is new
     if fragment.role == c.HOLD and matter.status != HELD:
         return False  # the hold itself is new
-    novel = c.key_terms(fragment.text) - c.key_terms(text) - c.key_terms(state.parent_text or "")
-    return c.key_worth(novel) < 3
+    novel = key_terms(fragment.text) - key_terms(text) - key_terms(state.parent_text or "")
+    return worth(novel) < 3
 
 
 def _add_fragment(state: _State, matter: Matter, fragment: Fragment) -> None:
@@ -667,19 +663,6 @@ def _outcome(result: ToolResult, vocabulary: v.Vocabulary) -> bool | None:
     return None
 
 
-_PROOF_ID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-z0-9])")
-_ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
-
-
-def is_proof_id(token: str) -> bool:
-    """An id a done line can stand on (SPEC §8 done_without_proof): four
-    characters or more, a digit among them, and a letter, a hyphen or five
-    digits or more — a price such as 1899 or a date is no id."""
-    token = token.strip("-_/")
-    return (len(token) >= 4 and any(ch.isdigit() for ch in token) and not _ISO_DATE.match(token)
-            and (any(ch.isalpha() or ch == "-" for ch in token) or sum(ch.isdigit() for ch in token) >= 5))
-
-
 def result_id(result: ToolResult, vocabulary: v.Vocabulary = v.DEFAULT) -> str | None:
     """The id a successful action returned — a ticket, order or booking
     number, from the result's JSON when it has one, else the first id in
@@ -698,10 +681,10 @@ def result_id(result: ToolResult, vocabulary: v.Vocabulary = v.DEFAULT) -> str |
                 for k, value in layer.items():
                     if str(k).lower() == key and isinstance(value, (str, int)) and not isinstance(value, bool):
                         candidates.append(str(value).strip())
-    candidates += [m.group().strip("-_/") for m in _PROOF_ID.finditer(result.text)]
+    candidates += identifiers(result.text)
     reports_change = c.matches(vocabulary, v.SUCCESS, result.text)
     for ident in candidates:
-        if is_proof_id(ident) and ident in result.text and (ident not in result.arguments or reports_change):
+        if is_identifier(ident) and ident in result.text and (ident not in result.arguments or reports_change):
             return ident
     return None
 

@@ -1,0 +1,265 @@
+"""One generation's drift-check input, read once and shared by the
+checkers (SPEC §8, seed 001 §4).
+
+Pure. ``DriftInput`` holds the note and its parent parsed into lines, every
+settled message of the chain in order, and the answers several checkers
+share: who gave or withheld a go-ahead and what it is now (the latest
+consent or hold about a matter wins), what was abandoned and whether it was
+asked for again, which values only tools and the assistant said, which
+tool results prove an id, which conditions the user stated and whether a
+line keeps them (``compaction.handoff.reading.keeps``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from compaction.handoff import note as notes
+from compaction.handoff import values as values_
+from compaction.handoff import vocabulary as v
+from compaction.handoff.material import Material, ToolResult
+from compaction.handoff.reading import (
+    Reader, edge_strip, key_terms, keeps, normalise, numbers, shared, unique, worth,
+)
+from compaction.handoff.values import dates, same_date
+
+from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
+
+
+class DriftInput:
+    """One generation's check input, read once and shared by the checkers."""
+
+    def __init__(self, *, note: str, parent: str | None, material: Material, chain: ChainHistory,
+                 vocabulary: v.Vocabulary):
+        self.text = notes.extract_summary(note)
+        self.note = notes.parse(self.text)
+        self.parent_text = notes.extract_summary(parent) if parent is not None else None
+        self.parent = notes.parse(self.parent_text) if self.parent_text is not None else None
+        self.material = material
+        self.vocabulary = Reader(vocabulary)
+        users = {m.id: m for m in chain.user_messages}
+        assistants = {m.id: m for m in chain.assistant_messages}
+        tools = {t.message_id: t for t in chain.tool_results}
+        for pair in material.pairs:
+            users.setdefault(pair.user_id, ChainMessage(pair.user_id, pair.index, pair.user_text))
+            assistants.setdefault(pair.assistant_id, ChainMessage(pair.assistant_id, pair.index, pair.assistant_text))
+        for result in material.tool_results:
+            tools.setdefault(result.message_id, result)
+        # Chain order is pair order (one user message and one answer per pair).
+        self.users = [_user_reading(self.vocabulary, m, i) for i, m in enumerate(
+            sorted(users.values(), key=lambda m: m.pair_index))]
+        self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
+        self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
+        self.material_user_ids = {p.user_id for p in material.pairs}
+        self.lines = read_lines(self.note)
+        self.parent_lines = read_lines(self.parent) if self.parent else []
+        self.headings = notes.heading_lines(self.text)
+        self._resumed: dict[int, bool] = {}
+
+    # -- what the user said
+
+    @cached_property
+    def user_corpus(self) -> str:
+        return "\x00".join(u.normal for u in self.users)
+
+    @cached_property
+    def questions_by_term(self) -> dict[str, list[UserReading]]:
+        """User messages that ask a question, by key term: the question
+        proof looks at the messages sharing a line's terms, not at all."""
+        index: dict[str, list[UserReading]] = {}
+        for user in self.users:
+            if user.asks_question:
+                for term in user.terms:
+                    index.setdefault(term, []).append(user)
+        # A term half the conversation uses (寄修, AirPods) tells no message apart.
+        common = max(20, len(self.users) // 20)
+        return {term: users for term, users in index.items() if len(users) <= common}
+
+    def said_by_user(self, words: str) -> bool:
+        words = edge_strip(normalise(words))
+        return bool(words) and words in self.user_corpus
+
+    def users_saying(self, words: str) -> list[UserReading]:
+        words = edge_strip(normalise(words))
+        if not words or words not in self.user_corpus:
+            return []
+        return [u for u in self.users if words in u.normal]
+
+    @cached_property
+    def user_date_keys(self) -> set[tuple[int | None, int, int]]:
+        return {key for u in self.users for _, key in dates(u.message.text)}
+
+    @cached_property
+    def user_numbers(self) -> set[str]:
+        return {n for u in self.users for n in numbers(u.message.text)}
+
+    @cached_property
+    def user_clock_times(self) -> set[str]:
+        return {key for u in self.users for _, key in values_.clock_times(u.message.text)}
+
+    def user_said_value(self, kind: str, key) -> bool:
+        if kind == "date":
+            return any(same_date(key, said) for said in self.user_date_keys)
+        if kind == "time":
+            return key in self.user_clock_times
+        if kind == "amount":
+            return key in self.user_numbers
+        return key in self.user_corpus.lower()
+
+    @cached_property
+    def _value_index(self) -> tuple[list[tuple[str, str]], dict]:
+        """The texts that are not the user's (tool results, then assistant
+        answers, in chain order) and the dates, times and numbers each holds."""
+        texts = [(t.message_id, t.text) for t in self.tools] + [(m.id, m.text) for m in self.assistants]
+        index: dict[tuple[str, object], list[str]] = {}
+        for message_id, text in texts:
+            for _, key in dates(text):
+                index.setdefault(("date", key[1:]), []).append(message_id)
+            for _, key in values_.clock_times(text):
+                index.setdefault(("time", key), []).append(message_id)
+            for n in numbers(text):
+                index.setdefault(("amount", n), []).append(message_id)
+        return texts, index
+
+    def value_sources(self, kind: str, key) -> list[str]:
+        """The tool results and assistant answers that hold a value."""
+        texts, index = self._value_index
+        if kind == "word":
+            return [message_id for message_id, text in texts if key in text.lower()]
+        if kind == "date":
+            candidates = unique(index.get(("date", key[1:]), ()))
+            return [i for i in candidates if any(same_date(key, k) for _, k in dates(self._text_of[i]))]
+        return list(unique(index.get((kind, key), ())))
+
+    @cached_property
+    def _text_of(self) -> dict[str, str]:
+        return {message_id: text for message_id, text in self._value_index[0]}
+
+    @cached_property
+    def asking_terms(self) -> list[frozenset[str]]:
+        """The key terms of every user clause that asks for something to be done."""
+        return [key_terms(clause) for user in self.users for clause in user.asking_clauses]
+
+    @cached_property
+    def user_by_id(self) -> dict[str, UserReading]:
+        return {u.message.id: u for u in self.users}
+
+    @cached_property
+    def events(self) -> list[UserReading]:
+        """User messages that give or withhold a go-ahead, in chain order."""
+        return [u for u in self.users if u.state]
+
+    def after(self, message: UserReading) -> list[UserReading]:
+        return self.users[message.order + 1:]
+
+    def previous(self, message: UserReading) -> UserReading | None:
+        return self.users[message.order - 1] if message.order > 0 else None
+
+    def final_state(self, start: UserReading, matter: frozenset[str]) -> tuple[str, UserReading]:
+        """The go-ahead state of a matter after ``start``: each later consent
+        or hold that names the matter (shared key terms worth 2) changes it,
+        and so does the next consent or hold right after the last change when
+        it names no matter of its own ("先别提交了")."""
+        state, last = start.state or "consent", start
+        for event in self.events:
+            if event.order <= start.order:
+                continue
+            nearest = next((e for e in self.events if e.order > last.order), None)
+            if shared(event.own_terms, matter) >= 2 or (event is nearest and worth(event.own_terms) < 2):
+                state, last = event.state, event
+        return state, last
+
+    # -- abandonments
+
+    @cached_property
+    def abandons(self) -> list[tuple[UserReading, frozenset[str], frozenset[str]]]:
+        """Each abandonment, the key terms its clause names itself and the
+        terms borrowed from the user's previous message when the clause
+        names no matter ("先不买新的了" after "AirPods Max现在多少钱？")."""
+        out = []
+        for user in self.users:
+            if not user.abandon:
+                continue
+            clause, match = user.abandon
+            named = key_terms(clause[:match.start()] + " " + clause[match.end():])
+            previous = self.previous(user)
+            borrowed = previous.own_terms if not named and previous is not None else frozenset()
+            out.append((user, named, borrowed))
+        return out
+
+    @staticmethod
+    def about_dropped(found: frozenset[str], named: frozenset[str], borrowed: frozenset[str]) -> bool:
+        """Whether a text is about a dropped matter: it shares what the
+        abandoning clause named (worth 2, or its one term when it names only
+        one), or two distinct terms of the message before a clause that
+        named nothing (one shared product name is not enough: the repair and
+        the dropped purchase are both AirPods)."""
+        if named:
+            return shared(found, named) >= min(2, worth(named))
+        return len(found & borrowed) >= 2
+
+    def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
+        """A later user message asks for the dropped matter again."""
+        key = abandon.order
+        if key not in self._resumed:
+            self._resumed[key] = any(
+                not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
+                for user in self.after(abandon) if self.about_dropped(user.terms, named, borrowed))
+        return self._resumed[key]
+
+    # -- tools
+
+    def succeeded(self, result: ToolResult) -> bool:
+        if result.ok is not None:
+            return result.ok
+        return self.vocabulary.matches(v.SUCCESS, result.text) and not self.vocabulary.matches(v.FAILURE, result.text)
+
+    def failed(self, result: ToolResult) -> bool:
+        if result.ok is not None:
+            return not result.ok
+        return self.vocabulary.matches(v.FAILURE, result.text)
+
+    def proves(self, result: ToolResult, ident: str) -> bool:
+        """A successful result proves an id it returned: one not in the
+        call's arguments, or one it echoes while reporting a change
+        (``cancelled``, ``已取消``); a look-up that echoes the order number
+        proves nothing was done."""
+        if not self.succeeded(result) or ident not in result.text:
+            return False
+        return ident not in result.arguments or self.vocabulary.matches(v.SUCCESS, result.text)
+
+    # -- conditions
+
+    def conditions_in(self, text: str, *, message_id: str | None, order: int, section: str) -> list[Condition]:
+        out = []
+        for clause in clauses(text):
+            if self.vocabulary.matches(v.QUESTION, clause) or self.vocabulary.unnegated(v.ABANDON, clause):
+                continue
+            match = self.vocabulary.find(v.CONSTRAINT, clause)
+            if not match:
+                continue
+            out.append(Condition(clause=clause, operator=match.group(), numbers=numbers(clause),
+                                 terms=key_terms(clause), message_id=message_id, order=order, section=section,
+                                 is_hold=self.vocabulary.matches(v.HOLD, clause)))
+        return out
+
+    def as_condition(self, clause: str, match: re.Match) -> Condition:
+        """A consent, hold or abandonment clause read as a condition keyed by
+        its phrase, to ask whether a note keeps it."""
+        return Condition(clause=clause, operator=match.group(), numbers=numbers(clause), terms=key_terms(clause),
+                         is_hold=self.vocabulary.matches(v.HOLD, clause))
+
+    def kept_anywhere(self, lines: list[LineReading], condition: Condition) -> bool:
+        return any(keeps(line, condition) for line in lines)
+
+    @cached_property
+    def parent_terms(self) -> frozenset[str]:
+        return key_terms(self.parent_text or "")
+
+
+def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:
+    """The reading of one user message at its place in the chain, kept:
+    a chain only grows at its end, so earlier messages read the same."""
+    return reader.kept(("user", message.id, message.pair_index, message.text, order), message.text,
+                       lambda: UserReading(message, order, reader))
