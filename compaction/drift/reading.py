@@ -27,10 +27,10 @@ from typing import Iterable
 from compaction.handoff import note as notes
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
-from compaction.handoff.reading import Holding, Phrase, Reader, edge_strip, key_terms, memoised, normalise, numbers
+from compaction.handoff.clauses import cut as clauses
+from compaction.handoff.reading import Holding, Phrase, Reader, key_terms, normalise
 
 ELLIPSIS = re.compile(r"……|…|\.{3,}")
-_CLAUSE_END = re.compile(r"[，。；！？：\n;!?]+|,(?!\d)|:(?!\d)|\.(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -66,26 +66,6 @@ class ChainHistory:
                 assistants.append(ChainMessage(pair.assistant_id, pair.index, pair.assistant_text))
             tools.extend(material.tool_results)
         return cls(tuple(users), tuple(assistants), tuple(tools))
-
-
-@memoised
-def clauses(text: str) -> tuple[str, ...]:
-    """``text`` cut at clause and sentence punctuation; each clause keeps a
-    closing ``？`` / ``?`` (it tells a question) and loses other trailing
-    punctuation."""
-    out, start = [], 0
-    for match in _CLAUSE_END.finditer(text):
-        piece = text[start:match.end()]
-        start = match.end()
-        question = "?" in match.group() or "？" in match.group()
-        piece = piece[:len(piece) - len(match.group())].strip()
-        if edge_strip(piece):
-            out.append(piece + ("？" if question else ""))
-    tail = text[start:].strip()
-    if edge_strip(tail):
-        out.append(tail)
-    return tuple(out)
-
 
 
 @dataclass

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from . import vocabulary as v
-from .reading import Reader, identifiers, key_terms, negated
+from .reading import Reader, edge_strip, identifiers, key_terms, memoised, negated
 
 ABANDON = "abandon"
 HOLD = "hold"
@@ -57,8 +57,11 @@ ROLES = (ABANDON, HOLD, CONSENT, QUESTION, REQUEST, CONSTRAINT, STATEMENT)
 # there, reading simply does without it.
 DIRECT_REQUEST = getattr(v, "DIRECT_REQUEST", "direct_request")
 
+# Where a message is cut: sentence ends, then clause marks inside a
+# sentence (a comma or colon between digits, as in 1,899 or 10:00, is none).
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<![0-9])\.(?=\s|$)|…{2,}|\.{3,}")
-_COMMA = re.compile(r"[，,]")
+_CLAUSE_MARK = re.compile(r"[，：]|,(?!\d)|:(?!\d)")
+_ANY_END = re.compile(f"(?:{_SENTENCE_END.pattern}|{_CLAUSE_MARK.pattern})+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 _EDGE_PUNCT = " \t\r\n，,。.！!；;：:、…~～"
@@ -105,7 +108,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 
 def _parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Comma parts of one sentence, short and English list parts merged."""
-    cuts = [start] + [m.end() for m in _COMMA.finditer(text, start, end)] + [end]
+    cuts = [start] + [m.end() for m in _CLAUSE_MARK.finditer(text, start, end)] + [end]
     parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip(_EDGE_PUNCT)]
     merged: list[tuple[int, int]] = []
     pending: tuple[int, int] | None = None
@@ -151,6 +154,24 @@ def split(text: str) -> list[tuple[int, str]]:
             if clause:
                 out.append((a + lead, clause))
     return out
+
+
+@memoised
+def cut(text: str) -> tuple[str, ...]:
+    """``text`` cut at every sentence end and clause mark, without merging:
+    the unit the drift checks read (a short "算了" is a clause of its own).
+    Each clause keeps a closing ``？`` / ``?`` (it tells a question) and
+    loses other edge punctuation."""
+    out, start = [], 0
+    for match in _ANY_END.finditer(text):
+        piece = text[start:match.start()].strip()
+        start = match.end()
+        if edge_strip(piece):
+            out.append(piece + ("？" if "?" in match.group() or "？" in match.group() else ""))
+    tail = text[start:].strip()
+    if edge_strip(tail):
+        out.append(tail)
+    return tuple(out)
 
 
 def reader(vocabulary: v.Vocabulary | Reader) -> Reader:
