@@ -27,8 +27,9 @@ from typing import Iterable
 from compaction.handoff import note as notes
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
-from compaction.handoff.clauses import cut as clauses
-from compaction.handoff.reading import Holding, Phrase, Reader, key_terms, normalise
+from compaction.handoff import clauses as cl
+from compaction.handoff.clauses import classify, cut as clauses
+from compaction.handoff.reading import Holding, Phrase, Reader, key_terms, negated, normalise
 
 ELLIPSIS = re.compile(r"……|…|\.{3,}")
 
@@ -80,34 +81,41 @@ class UserReading:
     def clauses(self) -> tuple[str, ...]:
         return clauses(self.message.text)
 
-    def _clause_with(self, category: str, *, negatable: bool) -> tuple[str, re.Match] | None:
-        if not self.vocabulary.matches(category, self.message.text):
-            return None
-        for clause in self.clauses:
-            if self.vocabulary.matches(v.QUESTION, clause):
-                continue
-            match = (self.vocabulary.unnegated(category, clause) if negatable
-                     else self.vocabulary.find(category, clause))
-            if match:
-                return clause, match
-        return None
+    @cached_property
+    def roles(self) -> tuple[tuple[str, str], ...]:
+        """Each clause with its one role (``compaction.handoff.clauses.classify``,
+        the builder's reading): a hold, consent or abandonment asked as a
+        question is a question, a negated consent a hold."""
+        return tuple((clause, classify(clause, self.vocabulary)[0]) for clause in self.clauses)
+
+    def _first(self, role: str) -> str | None:
+        return next((clause for clause, r in self.roles if r == role), None)
 
     @cached_property
     def hold(self) -> tuple[str, re.Match] | None:
-        return self._clause_with(v.HOLD, negatable=False)
+        if not (self.vocabulary.matches(v.HOLD, self.message.text)
+                or self.vocabulary.matches(v.CONSENT, self.message.text)):
+            return None
+        clause = self._first(cl.HOLD)
+        if clause is None:
+            return None
+        match = self.vocabulary.find(v.HOLD, clause) or next(
+            m for m in self.vocabulary.find_all(v.CONSENT, clause) if negated(clause, m.start()))
+        return clause, match
 
     @cached_property
     def consent(self) -> tuple[str, re.Match] | None:
-        found = self._clause_with(v.CONSENT, negatable=True)
-        # A clause that gives and holds at once ("我同意，但先别提交" is two
-        # clauses; "同意但暂缓" one) is a hold.
-        if found and self.vocabulary.matches(v.HOLD, found[0]):
+        if not self.vocabulary.matches(v.CONSENT, self.message.text):
             return None
-        return found
+        clause = self._first(cl.CONSENT)
+        return (clause, self.vocabulary.unnegated(v.CONSENT, clause)) if clause is not None else None
 
     @cached_property
     def abandon(self) -> tuple[str, re.Match] | None:
-        return self._clause_with(v.ABANDON, negatable=True)
+        if not self.vocabulary.matches(v.ABANDON, self.message.text):
+            return None
+        clause = self._first(cl.ABANDON)
+        return (clause, self.vocabulary.unnegated(v.ABANDON, clause)) if clause is not None else None
 
     @property
     def state(self) -> str | None:
@@ -129,28 +137,19 @@ class UserReading:
 
     @cached_property
     def asking_clauses(self) -> list[str]:
-        """Clauses that ask for something to be done: a request, direct
-        request or consent that is not a mere question (a direct request
-        counts even when phrased as a question)."""
-        out = []
-        for clause in self.clauses:
-            direct = self.vocabulary.matches(v.DIRECT_REQUEST, clause)
-            question = self.vocabulary.matches(v.QUESTION, clause)
-            if direct or (not question and (self.vocabulary.matches(v.REQUEST, clause)
-                                            or self.vocabulary.unnegated(v.CONSENT, clause))):
-                out.append(clause)
-        return out
+        """Clauses that ask for something to be done: a request (a direct
+        request counts even when phrased as a question) or a consent."""
+        return [clause for clause, role in self.roles if role in (cl.REQUEST, cl.CONSENT)]
 
     @cached_property
     def asks_question(self) -> bool:
-        return any(self.vocabulary.matches(v.QUESTION, c) for c in self.clauses)
+        return any(role == cl.QUESTION for _, role in self.roles)
 
     @cached_property
     def statement_clauses(self) -> list[str]:
-        """Clauses that say something rather than only ask: not a question,
-        or a direct request phrased as one."""
-        return [c for c in self.clauses
-                if not self.vocabulary.matches(v.QUESTION, c) or self.vocabulary.matches(v.DIRECT_REQUEST, c)]
+        """Clauses that say something rather than only ask: every clause that
+        is not a question (a direct request phrased as one is a request)."""
+        return [clause for clause, role in self.roles if role != cl.QUESTION]
 
 
 class LineReading(Holding):

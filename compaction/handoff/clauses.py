@@ -1,28 +1,34 @@
-"""How a user message is read: cut into clauses, each with what it says
+"""How a user message is read: cut into clauses, each with one role
 (SPEC §7, §8; seed 001 "交接单该装什么").
 
-Pure. The offline builder quotes the user clause by clause, so every quote is
-a verbatim substring of a user message (a clause is a slice of the message,
-stripped). A message is cut at sentence ends (。！？!?；; a line break, a
-full stop before a space) and then at commas, except that a short part
-("算了", "好的", "Yes", "OK") stays with the part after it and, in English,
-a comma inside a list ("wifi, parking, and breakfast") does not cut.
+Pure, and the one reading of user messages: the offline builder and the
+drift checks both take a clause's role from ``classify``.
 
-Each clause gets one **role**, from the one vocabulary
-(``compaction.handoff.vocabulary``), in this order of precedence:
+**Cutting.** A message is cut at sentence ends (。！？!?；; a line break, a
+full stop before a space, an ellipsis) and inside a sentence at clause marks
+(，：, and , or : not between digits). ``cut`` gives every piece — the unit
+the drift checks read. ``split`` gives what the builder quotes: each clause a
+verbatim slice of the message, where a short part ("算了", "好的", "Yes",
+"OK") stays with the part after it and, in English, a comma inside a list
+("wifi, parking, and breakfast") does not cut.
 
-- ``abandon`` — the user drops a matter (不买了 / forget it);
+**Roles**, from the one vocabulary (``compaction.handoff.vocabulary``), in
+this order of precedence:
+
+- ``abandon`` — the user drops a matter (不买了 / forget it), not right after
+  a negation ("don't forget it") and not asked as a question;
 - ``hold`` — the user puts something on hold or withdraws it (先别提交 /
-  hold off), including a negated consent (不同意 / I don't agree);
+  hold off), including a negated consent (不同意 / I don't agree), not asked
+  as a question;
 - ``question`` — asking, comparing, learning, or asking the assistant for a
   list, comparison, plan, text, look-up or recommendation (seed 001: 都是提问),
   unless it is a direct request to act (帮我提交 / please file), which is a
-  requirement even phrased as a question; a go-ahead asked as a question
-  ("可以提交了吗？") is a question, not a consent;
+  requirement even phrased as a question; a go-ahead, a hold or a drop
+  asked as a question ("可以提交了吗？", "能不能先别提交？") is a question;
 - ``consent`` — a go-ahead (我同意办理 / 现在可以提交了 / go ahead);
 - ``request`` — the user wants something done: a direct request to act
-  (``direct_request``, where the vocabulary has it), or request words with
-  a verb that acts (``action``) and no hedge (``undecided``);
+  (``direct_request``), or request words with a verb that acts (``action``)
+  and no hedge (``undecided``);
 - ``constraint`` — a condition: negation, only, a bound, a deadline, a
   quantity;
 - ``statement`` — anything else.
@@ -31,8 +37,9 @@ A clause whose role is not ``question`` and which matches the constraint
 words is a user condition (``is_condition``) whatever its role: a hold
 "先别提交" is a condition too, which is why the builder keeps it quoted.
 
-Key terms, identifiers, negation and what a line keeps are
-``compaction.handoff.reading``, the rules the drift checks read with too.
+``topics`` and ``affinity`` say which matter a clause is about (the
+builder's matter lines). Key terms, identifiers, negation and what a line
+keeps are ``compaction.handoff.reading``.
 """
 
 from __future__ import annotations
@@ -53,9 +60,7 @@ STATEMENT = "statement"
 ROLES = (ABANDON, HOLD, CONSENT, QUESTION, REQUEST, CONSTRAINT, STATEMENT)
 
 # A direct request to act is a requirement even when phrased as a question.
-# The category joins the vocabulary with the drift checks; until it is
-# there, reading simply does without it.
-DIRECT_REQUEST = getattr(v, "DIRECT_REQUEST", "direct_request")
+DIRECT_REQUEST = v.DIRECT_REQUEST
 
 # Where a message is cut: sentence ends, then clause marks inside a
 # sentence (a comma or colon between digits, as in 1,899 or 10:00, is none).
@@ -224,12 +229,14 @@ def classify(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> tuple[
     consent, negated_consent = _consent(vocabulary, text)
     if not consent:
         kinds.discard(v.CONSENT)
-    if v.ABANDON in kinds:
+    question = _is_question(vocabulary, text, kinds)
+    if v.ABANDON in kinds and not question and vocabulary.unnegated(v.ABANDON, text):
         return ABANDON, frozenset(kinds)
-    if v.HOLD in kinds or negated_consent:
+    if (v.HOLD in kinds or negated_consent) and not question:
         return HOLD, frozenset(kinds | {v.HOLD})
-    if _is_question(vocabulary, text, kinds):
-        # A go-ahead asked as a question ("可以提交了吗？") agrees to nothing.
+    if question:
+        # A go-ahead, a hold or a drop asked as a question ("可以提交了吗？",
+        # "能不能先别提交？") agrees, holds and drops nothing.
         return QUESTION, frozenset(kinds)
     if consent:
         return CONSENT, frozenset(kinds)
