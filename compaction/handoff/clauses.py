@@ -69,7 +69,7 @@ _CLAUSE_MARK = re.compile(r"[，：]|,(?!\d)|:(?!\d)")
 _ANY_END = re.compile(f"(?:{_SENTENCE_END.pattern}|{_CLAUSE_MARK.pattern})+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
-_EDGE_PUNCT = " \t\r\n，,。.！!；;：:、…~～"
+EDGE_PUNCT = " \t\r\n，,。.！!；;：:、…~～"
 # Words that mark a line as the writer's, not a user's, must not reach a
 # quote: a quoted text holding them would be read as a second quote.
 QUOTE_BREAKERS = re.compile(r"原话|quote:", re.I)
@@ -78,9 +78,9 @@ QUOTE_BREAKERS = re.compile(r"原话|quote:", re.I)
 @dataclass(frozen=True)
 class Clause:
     text: str  # verbatim slice of the message, edge punctuation stripped
-    start: int  # where the slice starts in the message
     role: str
     kinds: frozenset[str]  # every vocabulary category the clause matches
+    start: int = -1  # where the slice starts in the message (-1: read back from a note)
 
     @property
     def is_condition(self) -> bool:
@@ -114,7 +114,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 def _parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Comma parts of one sentence, short and English list parts merged."""
     cuts = [start] + [m.end() for m in _CLAUSE_MARK.finditer(text, start, end)] + [end]
-    parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip(_EDGE_PUNCT)]
+    parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip(EDGE_PUNCT)]
     merged: list[tuple[int, int]] = []
     pending: tuple[int, int] | None = None
     for a, b in parts:
@@ -124,10 +124,10 @@ def _parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
         piece = text[a:b]
         latin = _cjk_count(piece) == 0
         previous_latin = bool(merged) and _cjk_count(text[merged[-1][0]:merged[-1][1]]) == 0
-        if latin and previous_latin and _is_short(piece.strip(_EDGE_PUNCT)):
+        if latin and previous_latin and _is_short(piece.strip(EDGE_PUNCT)):
             merged[-1] = (merged[-1][0], b)  # "wifi, parking, and breakfast": a list goes on
             continue
-        if _is_short(piece.strip(_EDGE_PUNCT)):
+        if _is_short(piece.strip(EDGE_PUNCT)):
             if (a, b) != parts[-1]:
                 pending = (a, b)  # "算了，" joins the next part
                 continue
@@ -154,8 +154,8 @@ def split(text: str) -> list[tuple[int, str]]:
     for s_start, s_end in _spans(text):
         for a, b in _parts(text, s_start, s_end):
             piece = text[a:b]
-            lead = len(piece) - len(piece.lstrip(_EDGE_PUNCT))
-            clause = piece.strip(_EDGE_PUNCT)
+            lead = len(piece) - len(piece.lstrip(EDGE_PUNCT))
+            clause = piece.strip(EDGE_PUNCT)
             if clause:
                 out.append((a + lead, clause))
     return out
