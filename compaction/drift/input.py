@@ -16,6 +16,7 @@ import re
 from functools import cached_property
 
 from compaction.handoff import note as notes
+from compaction.handoff import results
 from compaction.handoff import values as values_
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
@@ -211,23 +212,14 @@ class DriftInput:
     # -- tools
 
     def succeeded(self, result: ToolResult) -> bool:
-        if result.ok is not None:
-            return result.ok
-        return self.vocabulary.matches(v.SUCCESS, result.text) and not self.vocabulary.matches(v.FAILURE, result.text)
+        return results.outcome(result, self.vocabulary) is True
 
     def failed(self, result: ToolResult) -> bool:
-        if result.ok is not None:
-            return not result.ok
-        return self.vocabulary.matches(v.FAILURE, result.text)
+        return results.outcome(result, self.vocabulary) is False
 
     def proves(self, result: ToolResult, ident: str) -> bool:
-        """A successful result proves an id it returned: one not in the
-        call's arguments, or one it echoes while reporting a change
-        (``cancelled``, ``已取消``); a look-up that echoes the order number
-        proves nothing was done."""
-        if not self.succeeded(result) or ident not in result.text:
-            return False
-        return ident not in result.arguments or self.vocabulary.matches(v.SUCCESS, result.text)
+        """``compaction.handoff.results.proves``: the builder's done rule."""
+        return results.proves(result, ident, self.vocabulary)
 
     # -- conditions
 

@@ -136,11 +136,17 @@ def new_matter(state: State, texts, *, status=OPEN, generic=GENERIC_LABEL, fallb
     return matter
 
 
+def user_changed(state: State, matter: Matter) -> None:
+    """The user's words changed ``matter``: its line is written again, and
+    the note may grow (the material brought something new)."""
+    matter.dirty = True
+    state.changed = state.user_news = True
+
+
 def reopen(state: State, matter: Matter) -> None:
     matter.status = OPEN
     matter.abandon = []
-    matter.dirty = True
-    state.changed = state.user_news = True
+    user_changed(state, matter)
 
 
 def touch(state: State, matter: Matter) -> None:

@@ -33,7 +33,7 @@ from ..reading import key_terms, keeps_text, worth
 from .labels import excerpt, latin_topic, make_label
 from .matters import (
     ABANDONED, DONE, GENERIC_ABANDONED, HELD, OPEN, Fragment, Matter, State, best, drop_consent, focus, fragment,
-    line_text, new_matter, reopen, touch,
+    line_text, new_matter, reopen, touch, user_changed,
 )
 
 LIVE = (OPEN, HELD, DONE)
@@ -66,8 +66,7 @@ def add_fragment(state: State, matter: Matter, said: Fragment) -> None:
     if already_kept(state, matter, said):
         return
     matter.fragments.append(said)
-    matter.dirty = True
-    state.changed = state.user_news = True
+    user_changed(state, matter)
 
 
 def apply_clause(state: State, clause: c.Clause, *, in_message: Matter | None,
@@ -113,8 +112,7 @@ def _abandon(state: State, said: Fragment, previous_user_text: str) -> None:
         matter.hold = []
     matter.status = ABANDONED
     matter.abandon.append(said.text)
-    matter.dirty = True
-    state.changed = state.user_news = True
+    user_changed(state, matter)
     touch(state, matter)
 
 
@@ -128,8 +126,7 @@ def _hold(state: State, said: Fragment, current: Matter | None) -> Matter:
     drop_consent(matter, state.reader, state.language)
     matter.status = HELD
     matter.hold.append(said.text)
-    matter.dirty = True
-    state.changed = state.user_news = True
+    user_changed(state, matter)
     touch(state, matter)
     return matter
 
@@ -146,8 +143,7 @@ def _consent(state: State, said: Fragment, current: Matter | None) -> Matter:
         # Agreed again after the hold: the consent is current, the hold goes.
         matter.status = OPEN
         matter.hold = []
-        matter.dirty = True
-        state.changed = state.user_news = True
+        user_changed(state, matter)
     add_fragment(state, matter, said)
     touch(state, matter)
     return matter
