@@ -200,6 +200,12 @@ class DriftInput:
             return shared(found, named) >= min(2, worth(named))
         return len(found & borrowed) >= 2
 
+    def resumes(self, user: UserReading) -> bool:
+        """``user`` asks again for a matter an earlier message abandoned."""
+        return bool(not user.abandon and user.asking_clauses and any(
+            self.about_dropped(user.own_terms, named, borrowed)
+            for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
+
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""
         key = abandon.order
@@ -231,16 +237,14 @@ class DriftInput:
             match = self.vocabulary.find(v.CONSTRAINT, clause)
             if not match:
                 continue
-            out.append(Condition(clause=clause, operator=match.group(), numbers=numbers(clause),
-                                 terms=key_terms(clause), message_id=message_id, order=order, section=section,
-                                 is_hold=self.vocabulary.matches(v.HOLD, clause)))
+            out.append(Condition.of(clause, match, message_id=message_id, order=order, section=section,
+                                    is_hold=self.vocabulary.matches(v.HOLD, clause)))
         return out
 
     def as_condition(self, clause: str, match: re.Match) -> Condition:
         """A consent, hold or abandonment clause read as a condition keyed by
         its phrase, to ask whether a note keeps it."""
-        return Condition(clause=clause, operator=match.group(), numbers=numbers(clause), terms=key_terms(clause),
-                         is_hold=self.vocabulary.matches(v.HOLD, clause))
+        return Condition.of(clause, match, is_hold=self.vocabulary.matches(v.HOLD, clause))
 
     def kept_anywhere(self, lines: list[LineReading], condition: Condition) -> bool:
         return any(keeps(line, condition) for line in lines)

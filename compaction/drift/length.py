@@ -10,15 +10,13 @@ content are checked separately); the rule is the checker's docstring.
 from __future__ import annotations
 
 from compaction.handoff import note as notes
-from compaction.handoff.reading import identifiers, key_terms, worth
+from compaction.handoff.reading import brings_news, identifiers
 
 from .findings import GROWTH_WITHOUT_NEW_MATTERS, Finding, finding
 from .input import DriftInput
 
 # The note may not grow at all without a new matter.
 GROWTH_TOLERANCE_CHARS = 0
-# Key-term worth of a user statement's new terms that makes it a new matter.
-NEW_MATTER_WORTH = 3
 
 
 def check_growth_without_new_matters(d: DriftInput) -> list[Finding]:
@@ -27,11 +25,13 @@ def check_growth_without_new_matters(d: DriftInput) -> list[Finding]:
     more characters than its parent's; a first generation never grew. It
     may grow only when its material brings something new, any of: a user
     consent, hold or abandonment the parent does not keep already; a user
-    condition the parent does not keep; a user statement or direct request
-    (not only a question) whose key terms absent from the parent are worth
-    3 or more (a new matter, not "好的，谢谢"); or a tool result that failed
-    or returned a new id (a dead end or a done item). Material of questions and look-ups brings
-    none, however long. Content is not judged here (seed 001: length and
+    condition the parent does not keep; a user statement or request (not a
+    question) that brings news (``reading.brings_news``: an identifier the
+    parent does not name — "取消订单66002" beside 66001 — or key terms absent
+    from the parent worth 3 or more; not "好的，谢谢"); a request that takes
+    up again a matter the user had abandoned (the latest state wins); or a tool result that
+    failed or returned a new id (a dead end or a done item). Material of
+    questions and look-ups brings none, however long. Content is not judged here (seed 001: length and
     content are checked separately). Proof: the material's user messages."""
     if d.parent_text is None:
         return []
@@ -61,8 +61,9 @@ def _brings_new(d: DriftInput) -> bool:
                                          section=notes.REQUESTS):
             if not d.kept_anywhere(d.parent_lines, condition):
                 return True
-        novel = frozenset().union(*(key_terms(c) for c in user.statement_clauses)) - d.parent_terms
-        if worth(novel) >= NEW_MATTER_WORTH:
+        if brings_news(" ".join(user.statement_clauses), d.parent_terms):
+            return True
+        if d.resumes(user):
             return True
     for result in d.material.tool_results:
         if d.failed(result):

@@ -9,7 +9,7 @@ Pure. The rule is the checker's docstring; what a line keeps is
 from __future__ import annotations
 
 from compaction.handoff import note as notes
-from compaction.handoff.reading import edge_strip, normalise, shared
+from compaction.handoff.reading import edge_strip, normalise, shared, supersedes
 
 from .findings import LOST_CONSTRAINT, Finding, finding, short
 from .input import DriftInput
@@ -90,9 +90,4 @@ def _withdrawn(d: DriftInput, condition: Condition, material_users: list[UserRea
                     state = event.state
         if state == "consent":
             return True
-    for other in conditions:
-        if (other.order > condition.order and other.operator == condition.operator and other.numbers
-                and condition.numbers and other.numbers != condition.numbers
-                and shared(other.terms - other.numbers, condition.terms - condition.numbers) >= 1):
-            return True
-    return False
+    return any(other.order > condition.order and supersedes(other, condition) for other in conditions)

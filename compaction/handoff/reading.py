@@ -22,11 +22,17 @@ these rules and nothing else:
   price (1899), a date or a capacity (128GB) is none.
 - **Negation**: a consent or abandonment right after 不 / 没 / 未 / 别 /
   不再 or "don't", "not", "never", "no longer" is not one.
+- **News** (``brings_news``): a text brings a new matter when it names an
+  identifier, or new key terms worth 3 or more, that the note does not hold.
 - **Keeping** (``keeps``): a note line keeps a user clause when it holds it
   verbatim, or holds its operator word (the constraint, consent, hold or
   abandon phrase), every number of it and at least 60% (``KEPT_SHARE``) of
-  the worth of its other key terms ("只要银色或者深空灰" kept as "黑色优先"
-  is lost: the "only" is gone).
+  the worth of its other key terms on each side of the operator
+  ("只要银色或者深空灰" kept as "黑色优先" is lost: the "only" is gone;
+  "iPad的保护壳也只要银色或者深空灰" is not kept by a line on the iPad's
+  colours: the case is new). A later condition with the same operator and
+  other numbers about the same thing supersedes the earlier one
+  (``supersedes``: "预算改成5000以内" after "预算4000以内").
 
 ``Reader`` reads texts with a scope's vocabulary
 (``compaction.handoff.vocabulary``), each category's patterns joined into
@@ -45,6 +51,7 @@ from typing import Iterable
 from . import vocabulary as v
 
 KEPT_SHARE = 0.6
+NEW_MATTER_WORTH = 3
 # Only texts up to _MEMO_TEXT characters are remembered (a message may be
 # 1 MiB), at most _MEMO per function; a full memo starts again empty.
 _MEMO = 1 << 16
@@ -312,30 +319,58 @@ class Holding:
 @dataclass(frozen=True)
 class Phrase:
     """A user clause to be kept, keyed by its operator word (the phrase that
-    makes it a condition, a consent, a hold or an abandonment)."""
+    makes it a condition, a consent, a hold or an abandonment): its numbers,
+    its key terms, and apart the terms of what it is about (before the
+    operator: "iPad的保护壳也") and of its value (after it: "银色或者深空灰")."""
 
     clause: str
     operator: str
     numbers: frozenset[str]
     terms: frozenset[str]
+    subject: frozenset[str] = frozenset()
+    value: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, clause: str, operator: str) -> "Phrase":
-        return cls(clause=clause, operator=operator, numbers=numbers(clause), terms=key_terms(clause))
+    def of(cls, clause: str, match: re.Match, **more) -> "Phrase":
+        found = numbers(clause)
+        return cls(clause=clause, operator=match.group(), numbers=found, terms=key_terms(clause),
+                   subject=key_terms(clause[:match.start()]) - found, value=key_terms(clause[match.end():]) - found,
+                   **more)
+
+
+def _covered(wanted: frozenset[str], held: frozenset[str]) -> bool:
+    return worth(wanted & held) >= KEPT_SHARE * worth(wanted)
 
 
 def keeps(line: Holding, phrase: Phrase) -> bool:
-    """Whether ``line`` keeps ``phrase`` (see the module doc)."""
+    """Whether ``line`` keeps ``phrase``: verbatim, or its operator, every
+    number of it and ``KEPT_SHARE`` of the worth of its key terms — on each
+    side of the operator, so that "iPad的保护壳也只要银色或者深空灰的" is not
+    kept by a line about the iPad's colours alone (what it is about is new)."""
     if normalise(phrase.operator).lower() not in line.lower:
         return False  # the verbatim clause holds its operator too
     if edge_strip(normalise(phrase.clause)) in line.normal:
         return True
     if not phrase.numbers <= line.numbers:
         return False
-    wanted = phrase.terms - phrase.numbers
-    if not wanted:
-        return True
-    return worth(wanted & line.terms) >= KEPT_SHARE * worth(wanted)
+    return _covered(phrase.subject, line.terms) and _covered(phrase.value, line.terms)
+
+
+def supersedes(new: Phrase, old: Phrase) -> bool:
+    """A later condition replaces an earlier one when it restates it with
+    the same operator and other numbers about the same thing (a shared key
+    term besides the numbers): "预算改成5000以内" replaces "预算4000以内"."""
+    return (new.operator == old.operator and bool(new.numbers) and bool(old.numbers) and new.numbers != old.numbers
+            and shared(new.terms - new.numbers, old.terms - old.numbers) >= 1)
+
+
+def brings_news(text: str, known: frozenset[str]) -> bool:
+    """Whether ``text`` names what ``known`` (the key terms of what a note
+    holds already) does not — a new matter: an identifier (SPEC §8: 取消订单
+    66002 beside 66001 is a second matter), or new key terms worth
+    ``NEW_MATTER_WORTH`` or more (not "好的，谢谢")."""
+    novel = key_terms(text) - known
+    return worth(novel) >= NEW_MATTER_WORTH or any(i.lower() in novel for i in identifiers(text))
 
 
 def keeps_text(reader: Reader, text: str, clause: str, categories=(v.CONSTRAINT,)) -> bool:
@@ -344,5 +379,5 @@ def keeps_text(reader: Reader, text: str, clause: str, categories=(v.CONSTRAINT,
     for category in categories:
         match = reader.find(category, clause)
         if match:
-            return keeps(Holding(text), Phrase.of(clause, match.group()))
+            return keeps(Holding(text), Phrase.of(clause, match))
     return edge_strip(normalise(clause)) in normalise(text)

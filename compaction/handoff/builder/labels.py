@@ -59,8 +59,8 @@ _LATIN_TOPIC = re.compile(r"[A-Za-z][A-Za-z+]*(?: [A-Za-z][A-Za-z+]*)*")
 
 
 def label_parts(label: str) -> list[str]:
-    """A label's comma and full-stop parts, each with its punctuation."""
-    return re.split(r"(?<=[，,；;。])", label)
+    """A label's clause parts (after ，,；;。：), each with its punctuation."""
+    return re.split(r"(?<=[，,；;。：])", label)
 
 
 def tidy(text: str) -> str:

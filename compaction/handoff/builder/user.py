@@ -21,23 +21,24 @@ applied to the matter it is about:
 
 A clause the matter's line already keeps (``reading.keeps``: the same words,
 or its phrase, numbers and most terms) adds nothing, and neither does a
-request or a restated hold without new terms worth ``NEW_TERMS_WORTH``
-beyond the line and the parent — the rule the drift checks read growth with.
+request or a restated hold that brings no news beyond the line and the
+parent (``reading.brings_news``: no new id, no new terms worth 3) — the rule
+the drift checks read growth with. A condition replaces the ones it
+supersedes ("预算改成5000以内" after "预算4000以内").
 """
 
 from __future__ import annotations
 
 from .. import clauses as c
 from .. import vocabulary as v
-from ..reading import key_terms, keeps_text, worth
-from .labels import excerpt, latin_topic, make_label
+from ..reading import Phrase, brings_news, key_terms, keeps_text, supersedes
+from .labels import excerpt, label_parts, latin_topic, make_label
 from .matters import (
     ABANDONED, DONE, GENERIC_ABANDONED, HELD, OPEN, Fragment, Matter, State, best, drop_consent, focus, fragment,
     line_text, new_matter, reopen, touch, user_changed,
 )
 
 LIVE = (OPEN, HELD, DONE)
-NEW_TERMS_WORTH = 3  # the drift checks' worth of a new matter (checkers.NEW_MATTER_WORTH)
 _KEPT_BY = {c.CONSENT: (v.CONSENT,), c.HOLD: (v.HOLD,), c.ABANDON: (v.ABANDON,)}
 
 
@@ -57,16 +58,33 @@ def already_kept(state: State, matter: Matter, said: Fragment) -> bool:
         return False  # a condition or a change of mind the line lacks is new
     if said.role == c.HOLD and matter.status != HELD:
         return False  # the hold itself is new
-    novel = key_terms(said.text) - key_terms(text) - key_terms(state.parent_text or "")
-    return worth(novel) < NEW_TERMS_WORTH
+    return not brings_news(said.text, key_terms(text) | key_terms(state.parent_text or ""))
 
 
 def add_fragment(state: State, matter: Matter, said: Fragment) -> None:
-    """Quote ``said`` on the matter's line unless the line keeps it already."""
+    """Quote ``said`` on the matter's line unless the line keeps it already;
+    a condition it supersedes (``reading.supersedes``: "预算改成5000以内"
+    after "预算4000以内") leaves the line, quote and own words alike."""
     if already_kept(state, matter, said):
         return
+    new = _condition(state, said.text) if said.is_condition else None
+    if new is not None:
+        def stale(text: str) -> bool:
+            old = _condition(state, text)
+            return old is not None and supersedes(new, old)
+
+        matter.fragments = [f for f in matter.fragments if not (f.is_condition and stale(f.text))]
+        parts = label_parts(matter.label)
+        kept = [p for p in parts if not stale(p)]
+        if len(kept) != len(parts):
+            matter.label = "".join(kept).strip(c.EDGE_PUNCT) or said.text
     matter.fragments.append(said)
     user_changed(state, matter)
+
+
+def _condition(state: State, text: str) -> Phrase | None:
+    match = state.reader.find(v.CONSTRAINT, text)
+    return Phrase.of(text, match) if match else None
 
 
 def apply_clause(state: State, clause: c.Clause, *, in_message: Matter | None,
@@ -177,8 +195,11 @@ def _request_or_condition(state: State, said: Fragment, in_message: Matter | Non
     else:
         matter = on_message or best(state, topics, statuses=LIVE, minimum=2) \
             or focus(state, (OPEN, HELD)) or new_matter(state, [said.text])
-    if matter.status in (DONE, ABANDONED) and request and not matter.has(said.text):
-        reopen(state, matter)  # asked for again: the latest state wins
+    if request and (matter.status == ABANDONED and not matter.has(said.text)
+                    or matter.status == DONE and brings_news(said.text, key_terms(line_text(matter)))):
+        # Asked for again: the latest state wins. A done matter asked for in
+        # the same words is still done ("再帮我取消订单66001").
+        reopen(state, matter)
     add_fragment(state, matter, said)
     touch(state, matter)
     return matter
