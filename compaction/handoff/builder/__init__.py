@@ -29,8 +29,8 @@ from .. import vocabulary as v
 from ..material import Material, ToolResult
 from ..reading import Reader
 from ..results import result_id
-from .labels import excerpt, make_label
-from .matters import ABANDONED, DONE, HELD, OPEN, Fragment, Matter, State, best
+from .labels import excerpt, label_from, make_label
+from .matters import ABANDONED, DONE, GENERIC_LABEL, HELD, OPEN, Fragment, Matter, State, best
 from .parent import read_parent
 from .tools import apply_tool, record
 from .user import add_fragment, apply_clause
@@ -72,28 +72,43 @@ def _walk(material: Material, state: State) -> None:
     for result in material.tool_results:
         results.setdefault(result.pair_index, []).append(result)
     previous_user_text = ""
+    # Plain statements naming an id ("订单号是88232") belong to the matter
+    # their message is about (the seed's 关联编号); a message about no matter
+    # yet (the user describing their case first) leaves them to the next
+    # matter the user opens in this material.
+    earlier: list[c.Clause] = []
     for pair in material.pairs:
         # The ids an action or look-up of this pair was called with say which
         # listed matter the user's words are about ("现在可以提交了" while the
         # assistant submits for order 88232).
         called = {t for r in results.get(pair.index, ()) for t in c.topics(r.arguments)}
         in_message: Matter | None = best(state, called, statuses=(OPEN, HELD, DONE), minimum=3) if called else None
-        # A plain statement naming an id ("订单号88232") belongs to the
-        # matter the same message is about: the seed's "关联编号".
         naming: list[c.Clause] = []
         for clause in c.read(pair.user_text, state.reader):
             if clause.role == c.STATEMENT and c.ids(clause.text) and c.quotable(clause.text):
                 naming.append(clause)
-            else:
-                in_message = apply_clause(state, clause, in_message=in_message,
-                                          previous_user_text=previous_user_text)
-            if in_message is not None and in_message.status != ABANDONED:
-                for named in naming:
-                    add_fragment(state, in_message, Fragment(text=excerpt(named.text), role=named.role,
-                                                             kinds=named.kinds))
-                naming = []
+                continue
+            count = len(state.matters)
+            in_message = apply_clause(state, clause, in_message=in_message, previous_user_text=previous_user_text)
+            if in_message is None or in_message.status == ABANDONED:
+                continue
+            if earlier and len(state.matters) > count and state.matters[-1] is in_message:
+                naming, earlier = earlier + naming, []
+            _name(state, in_message, naming)
+            naming = []
+        earlier += naming
         for result in results.get(pair.index, ()):
             event = apply_tool(state, result, pair_matter=in_message)
             if event is not None:
                 record(state, event)
         previous_user_text = pair.user_text
+
+
+def _name(state: State, matter: Matter, naming: list[c.Clause]) -> None:
+    """Quote the id statements on ``matter``'s line; a matter whose own
+    words named nothing ("还是先修这副吧") takes its name from them."""
+    for named in naming:
+        add_fragment(state, matter, Fragment(text=excerpt(named.text), role=named.role, kinds=named.kinds))
+    if naming and matter.label == GENERIC_LABEL[state.language]:
+        matter.label = label_from([named.text for named in naming], language=state.language, reader=state.reader,
+                                  generic=GENERIC_LABEL)

@@ -16,7 +16,10 @@ applied to the matter it is about:
 - an **abandonment** marks the matter it names — or, naming none ("先不买
   新的了"), the one the user's previous message was about, by two of its
   matter terms, as the drift checks read it — abandoned with the user's
-  words; a matter never listed gets its own marked line;
+  words; a matter never listed gets its own marked line. One that names
+  only part of a live matter (some of its quotes, not its label: the Genius
+  Bar route of a repair) drops those quotes and quotes the user's words on
+  the line, which stays live;
 - questions and plain statements make no matter.
 
 A clause the matter's line already keeps (``reading.keeps``: the same words,
@@ -124,6 +127,13 @@ def _abandon(state: State, said: Fragment, previous_user_text: str) -> None:
                             fallback=latin_topic(previous_user_text), role=c.ABANDON)
     if matter.status == ABANDONED and already_kept(state, matter, said):
         return
+    if named and _drops_a_part(matter, named):
+        # "天才吧那边我不去了" while the repair is on: the Genius Bar route
+        # goes, the repair stays, and the line quotes the user dropping it.
+        matter.fragments = [f for f in matter.fragments if not c.affinity(named, c.topics(f.text))] + [said]
+        user_changed(state, matter)
+        touch(state, matter)
+        return
     drop_consent(matter, reader, state.language)  # a dropped matter has no go-ahead left
     if matter.status == HELD:
         matter.fragments.extend(f for f in (fragment(h, reader) for h in matter.hold) if f.is_condition)
@@ -132,6 +142,16 @@ def _abandon(state: State, said: Fragment, previous_user_text: str) -> None:
     matter.abandon.append(said.text)
     user_changed(state, matter)
     touch(state, matter)
+
+
+def _drops_a_part(matter: Matter, named: set[str]) -> bool:
+    """Whether an abandonment naming ``named`` drops only part of a live
+    matter: it names some of its quotes but not its label, and quotes about
+    other things remain."""
+    if matter.status == ABANDONED or c.affinity(named, c.topics(matter.label)):
+        return False
+    about = [bool(c.affinity(named, c.topics(f.text))) for f in matter.fragments]
+    return any(about) and not all(about)
 
 
 def _hold(state: State, said: Fragment, current: Matter | None) -> Matter:
