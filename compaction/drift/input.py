@@ -25,6 +25,7 @@ from compaction.handoff.reading import (
 )
 from compaction.handoff.values import dates, same_date
 
+from .corpus import Corpus
 from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
 
 
@@ -61,8 +62,24 @@ class DriftInput:
     # -- what the user said
 
     @cached_property
-    def user_corpus(self) -> str:
-        return "\x00".join(u.normal for u in self.users)
+    def user_corpus(self) -> Corpus:
+        return Corpus([u.normal for u in self.users])
+
+    @cached_property
+    def others_corpus(self) -> tuple[Corpus, list[str]]:
+        """The assistant answers, then the tool results, normalised, with their ids."""
+        pairs = [(m.id, m.text) for m in self.assistants] + [(t.message_id, t.text) for t in self.tools]
+        return Corpus([normalise(text) for _, text in pairs]), [i for i, _ in pairs]
+
+    def not_the_users(self, words: str) -> list[str]:
+        """The assistant answers, then the tool results, that hold ``words``."""
+        corpus, ids = self.others_corpus
+        return [ids[i] for i in corpus.holding(words)]
+
+    def closest_user(self, words: str) -> UserReading | None:
+        """The user message closest to ``words`` (``Corpus.closest``)."""
+        index = self.user_corpus.closest(words)
+        return self.users[index] if index is not None else None
 
     @cached_property
     def questions_by_term(self) -> dict[str, list[UserReading]]:
@@ -82,10 +99,7 @@ class DriftInput:
         return bool(words) and words in self.user_corpus
 
     def users_saying(self, words: str) -> list[UserReading]:
-        words = edge_strip(normalise(words))
-        if not words or words not in self.user_corpus:
-            return []
-        return [u for u in self.users if words in u.normal]
+        return [self.users[i] for i in self.user_corpus.holding(edge_strip(normalise(words)))]
 
     @cached_property
     def user_date_keys(self) -> set[tuple[int | None, int, int]]:
@@ -106,7 +120,11 @@ class DriftInput:
             return key in self.user_clock_times
         if kind == "amount":
             return key in self.user_numbers
-        return key in self.user_corpus.lower()
+        return key in self.user_corpus_lower
+
+    @cached_property
+    def user_corpus_lower(self) -> str:
+        return self.user_corpus.joined.lower()
 
     @cached_property
     def _value_index(self) -> tuple[list[tuple[str, str]], dict]:

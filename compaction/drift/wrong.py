@@ -10,8 +10,6 @@ Pure, one checker per code: a quote the user never wrote
 
 from __future__ import annotations
 
-import difflib
-
 from compaction.handoff import note as notes
 from compaction.handoff import vocabulary as v
 from compaction.handoff.reading import edge_strip, identifiers, normalise, shared
@@ -20,7 +18,7 @@ from .findings import (
     ABANDONED_UNMARKED, DONE_WITHOUT_PROOF, QUOTE_NOT_VERBATIM, RETRACTED_CONSENT, Finding, finding, short,
 )
 from .input import DriftInput
-from .reading import ELLIPSIS, UserReading
+from .reading import ELLIPSIS
 
 # Where a line can state a go-ahead, and where it lists a matter to act on.
 CONSENT_SECTIONS = (notes.REQUESTS, notes.TODOS, notes.NEXT_STEP, notes.PROGRESS)
@@ -42,14 +40,13 @@ def check_quote_not_verbatim(d: DriftInput) -> list[Finding]:
             if all(d.said_by_user(p) for p in pieces):
                 continue
             words = edge_strip(normalise(fragment))
-            elsewhere = [m.id for m in d.assistants if words and words in normalise(m.text)]
-            elsewhere += [t.message_id for t in d.tools if words and words in normalise(t.text)]
+            elsewhere = d.not_the_users(words)
             if elsewhere:
                 ids = elsewhere[:3]
                 detail = (f"The note quotes the user as saying “{short(fragment)}”, but these are the assistant's "
                           f"or a tool's words ({', '.join(ids)}), not the user's.")
             else:
-                closest = _closest_user_message(d, words)
+                closest = d.closest_user(words)
                 ids = [closest.message.id] if closest else []
                 detail = (f"The note quotes the user as saying “{short(fragment)}”, but no user message contains "
                           f"these words.")
@@ -58,19 +55,6 @@ def check_quote_not_verbatim(d: DriftInput) -> list[Finding]:
             out.append(finding(QUOTE_NOT_VERBATIM, section=line.section, line=line.number, message_ids=ids,
                                  detail=detail, subject=fragment))
     return out
-
-
-def _closest_user_message(d: DriftInput, words: str) -> UserReading | None:
-    """The user message sharing the longest run of characters with
-    ``words`` (at least a third of them, two or more); the earliest on ties."""
-    best, best_size = None, max(2, len(words) // 3)
-    for user in d.users:
-        text = normalise(user.message.text)
-        size = difflib.SequenceMatcher(None, words, text, autojunk=False).find_longest_match(
-            0, len(words), 0, len(text)).size
-        if size > best_size or (best is None and size == best_size):
-            best, best_size = user, size
-    return best
 
 
 def check_retracted_consent(d: DriftInput) -> list[Finding]:
