@@ -8,7 +8,6 @@ over every message; a hit maps back to the message it is in. The joiner
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_right
 
 _JOIN = "\x00"
@@ -44,18 +43,23 @@ class Corpus:
     def closest(self, words: str) -> int | None:
         """The index of the text sharing the longest run of characters with
         ``words`` — at least a third of them, two or more — the earliest on
-        ties; None when none shares that much. Only texts holding some run
-        of that minimum length can qualify, so only they are measured."""
+        ties; None when none shares that much. A text shares a run of ``n``
+        characters exactly when it holds one of the ``n``-character slices
+        of ``words``, so the longest run is found by halving on ``n`` over
+        the joined texts, without comparing message by message."""
         least = max(2, len(words) // 3)
-        if len(words) < least:
+        if not self._shares(words, least):
             return None
-        candidates = sorted({i for start in range(len(words) - least + 1)
-                             for i in self.holding(words[start:start + least])})
-        best, best_size = None, least
-        for index in candidates:
-            text = self.texts[index]
-            size = difflib.SequenceMatcher(None, words, text, autojunk=False).find_longest_match(
-                0, len(words), 0, len(text)).size
-            if size > best_size or (best is None and size == best_size):
-                best, best_size = index, size
-        return best
+        low, high = least, len(words)  # a run of ``low`` is shared; find the longest
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._shares(words, middle):
+                low = middle
+            else:
+                high = middle - 1
+        return min(self.holding(words[start:start + low])[0] for start in range(len(words) - low + 1)
+                   if words[start:start + low] in self.joined)
+
+    def _shares(self, words: str, size: int) -> bool:
+        return size <= len(words) and any(words[start:start + size] in self.joined
+                                          for start in range(len(words) - size + 1))

@@ -220,12 +220,23 @@ def _is_question(vocabulary: Reader, text: str, kinds: set[str]) -> bool:
     return True
 
 
+# The categories a role is read from (the others say nothing of a user clause's role).
+_ROLE_CATEGORIES = (v.ABANDON, v.HOLD, v.CONSENT, v.QUESTION, v.DIRECT_REQUEST, v.REQUEST, v.ACTION, v.UNDECIDED,
+                    v.CONSTRAINT)
+
+
 def classify(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> tuple[str, frozenset[str]]:
-    """A clause's role and every category it matches (see the module doc).
-    The question test sees the clause with the sentence's own question mark,
-    which ``read`` keeps for the last clause of a question sentence."""
+    """A clause's role and every category of ``_ROLE_CATEGORIES`` it matches
+    (see the module doc). The question test sees the clause with the
+    sentence's own question mark, which ``read`` keeps for the last clause
+    of a question sentence. Remembered per text: the builder and the drift
+    checks read the same clauses."""
     vocabulary = reader(vocabulary)
-    kinds = {c for c in vocabulary.vocabulary.patterns if vocabulary.matches(c, text)}
+    return vocabulary.kept(("classify", text), text, lambda: _classify(text, vocabulary))
+
+
+def _classify(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
+    kinds = {c for c in _ROLE_CATEGORIES if vocabulary.matches(c, text)}
     consent, negated_consent = _consent(vocabulary, text)
     if not consent:
         kinds.discard(v.CONSENT)

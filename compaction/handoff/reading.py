@@ -203,13 +203,14 @@ def negated(text: str, start: int) -> bool:
 # ---------------------------------------------------------------- the vocabulary, read once
 
 _MISSING = object()
-_READINGS: dict[int, tuple[v.Vocabulary, dict[str, re.Pattern], dict[tuple, object]]] = {}
+_READINGS: dict[int, tuple] = {}
 
 
-def _reading(vocabulary: v.Vocabulary) -> tuple[dict[str, re.Pattern], dict[tuple, object]]:
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict[str, re.Pattern], dict[tuple, object], dict[str, dict]]:
     """Each category's patterns as one alternation, compiled once per
-    vocabulary, and the answers already given for it (kept with the
-    vocabulary itself, so an id reused for another is never confused)."""
+    vocabulary, the answers already given for it, and per category the
+    texts already tested (kept with the vocabulary itself, so an id reused
+    for another is never confused)."""
     cached = _READINGS.get(id(vocabulary))
     if cached is None or cached[0] is not vocabulary:
         if len(_READINGS) > 64:
@@ -217,10 +218,10 @@ def _reading(vocabulary: v.Vocabulary) -> tuple[dict[str, re.Pattern], dict[tupl
         compiled = {category: re.compile("|".join(f"(?:{p.pattern})" for lang in (v.ZH, v.EN)
                                                   for p in by_language.get(lang, ())) or r"(?!)", re.I)
                     for category, by_language in vocabulary.patterns.items()}
-        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {})
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
     if len(cached[2]) > 8 * _MEMO:
         cached[2].clear()
-    return cached[1], cached[2]
+    return cached[1], cached[2], cached[3]
 
 
 class Reader:
@@ -232,7 +233,7 @@ class Reader:
 
     def __init__(self, vocabulary: v.Vocabulary = v.DEFAULT):
         self.vocabulary = vocabulary
-        self._any, self._memo = _reading(vocabulary)
+        self._any, self._memo, self._tested = _reading(vocabulary)
 
     def kept(self, key: tuple, text: str, compute):
         """``compute()`` remembered under ``key`` (for readings of ``text``)."""
@@ -244,10 +245,17 @@ class Reader:
         return found
 
     def matches(self, category: str, text: str) -> bool:
-        pattern = self._any.get(category)
-        if pattern is None:
+        tested = self._tested.get(category)
+        if tested is None:
             return False
-        return self.kept(("matches", category, text), text, lambda: pattern.search(text) is not None)
+        found = tested.get(text)
+        if found is None:
+            found = self._any[category].search(text) is not None
+            if len(text) <= _MEMO_TEXT:
+                if len(tested) >= _MEMO:
+                    tested.clear()
+                tested[text] = found
+        return found
 
     def find(self, category: str, text: str) -> re.Match | None:
         """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
