@@ -95,18 +95,12 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
     no user message asks for it (a clause about it that is a request,
     direct request or consent, not a mere question). Proof: the assistant
     messages that asked."""
-    asks = []
-    for message in d.assistants:
-        for clause in clauses(message.text):
-            match = d.vocabulary.find(v.ASSISTANT_ASK, clause)
-            if match:
-                asks.append((message, key_terms(clause[match.start():])))
+    todos = [line for line in d.lines if line.section == notes.TODOS]
+    asks = [(message.id, ask) for message in d.assistants if todos for ask in _asks(d, message.text)]
     out = []
-    for line in d.lines:
-        if line.section != notes.TODOS:
-            continue
+    for line in todos:
         line_terms = line.terms
-        asked = [m.id for m, ask_terms in asks if shared(line_terms, ask_terms) >= 2]
+        asked = [message_id for message_id, ask_terms in asks if shared(line_terms, ask_terms) >= 2]
         waiting = d.vocabulary.matches(v.ASSISTANT_ASK, line.own)
         if not asked and not waiting:
             continue
@@ -117,3 +111,20 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
             detail=(f"Only the assistant asked for this{' (' + ', '.join(asked[-3:]) + ')' if asked else ''}; "
                     f"the user never asked for it to be done, so it is not a to-do.")))
     return out
+
+
+def _asks(d: DriftInput, text: str) -> tuple[frozenset[str], ...]:
+    """The key terms of what each asking clause of an assistant message asks
+    for (from its ask phrase on), read once per text."""
+    if not d.vocabulary.matches(v.ASSISTANT_ASK, text):
+        return ()
+
+    def read() -> tuple[frozenset[str], ...]:
+        found = []
+        for clause in clauses(text):
+            match = d.vocabulary.find(v.ASSISTANT_ASK, clause)
+            if match:
+                found.append(key_terms(clause[match.start():]))
+        return tuple(found)
+
+    return d.vocabulary.kept(("assistant asks", text), text, read)
