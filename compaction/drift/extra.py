@@ -10,6 +10,8 @@ asked for (``assistant_ask_as_todo``). Each checker's docstring gives its rule.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from compaction.handoff import note as notes
 from compaction.handoff import values
 from compaction.handoff import vocabulary as v
@@ -73,10 +75,13 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
         ids = [u.message.id for q in line.quotes for u in d.users_saying(q)[-1:]]
         if not ids:
             line_terms = key_terms(line.own)
-            score: dict[int, int] = {}
+            score: Counter[int] = Counter()
             for term in line_terms:
-                for user in d.questions_by_term.get(term, ()):
-                    score[user.order] = score.get(user.order, 0) + (2 if term[0].isascii() else 1)
+                orders = d.questions_by_term.get(term)
+                if orders:
+                    score.update(orders)
+                    if term[0].isascii():  # a Latin word or number is worth 2
+                        score.update(orders)
             best = max(((points, order) for order, points in score.items() if points >= 2), default=None)
             if best:
                 ids = [d.users[best[1]].message.id]

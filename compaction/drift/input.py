@@ -82,17 +82,24 @@ class DriftInput:
         return self.users[index] if index is not None else None
 
     @cached_property
-    def questions_by_term(self) -> dict[str, list[UserReading]]:
-        """User messages that ask a question, by key term: the question
-        proof looks at the messages sharing a line's terms, not at all."""
-        index: dict[str, list[UserReading]] = {}
+    def users_by_term(self) -> dict[str, list[int]]:
+        """The chain order of the user messages holding each key term: a rule
+        about a term looks at the messages that share it, not at all."""
+        index: dict[str, list[int]] = {}
         for user in self.users:
-            if user.asks_question:
-                for term in user.terms:
-                    index.setdefault(term, []).append(user)
+            for term in user.terms:
+                index.setdefault(term, []).append(user.order)
+        return index
+
+    @cached_property
+    def questions_by_term(self) -> dict[str, list[int]]:
+        """The user messages that ask a question, by key term (chain order)."""
+        users = self.users
+        index = {term: [order for order in orders if users[order].asks_question]
+                 for term, orders in self.users_by_term.items()}
         # A term half the conversation uses (寄修, AirPods) tells no message apart.
-        common = max(20, len(self.users) // 20)
-        return {term: users for term, users in index.items() if len(users) <= common}
+        common = max(20, len(users) // 20)
+        return {term: orders for term, orders in index.items() if orders and len(orders) <= common}
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -224,13 +231,30 @@ class DriftInput:
             self.about_dropped(user.own_terms, named, borrowed)
             for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
 
+    @cached_property
+    def abandons_by_term(self) -> dict[str, list[int]]:
+        """The abandonments (indices into ``abandons``) by the terms a text
+        must share to be about them (``about_dropped`` needs one at least)."""
+        index: dict[str, list[int]] = {}
+        for i, (_, named, borrowed) in enumerate(self.abandons):
+            for term in named or borrowed:
+                index.setdefault(term, []).append(i)
+        return index
+
+    def dropped_about(self, found: frozenset[str]):
+        """The abandonments a text with key terms ``found`` is about, in chain order."""
+        candidates = sorted({i for term in found for i in self.abandons_by_term.get(term, ())})
+        return [self.abandons[i] for i in candidates if self.about_dropped(found, *self.abandons[i][1:])]
+
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""
         key = abandon.order
         if key not in self._resumed:
+            later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
+                            if order > abandon.order})
             self._resumed[key] = any(
                 not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
-                for user in self.after(abandon) if self.about_dropped(user.terms, named, borrowed))
+                for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
         return self._resumed[key]
 
     # -- tools

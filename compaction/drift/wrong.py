@@ -118,8 +118,8 @@ def check_abandoned_unmarked(d: DriftInput) -> list[Finding]:
         if any(d.vocabulary.unnegated(v.ABANDON, t) for t in (line.own, *line.quotes)):
             continue
         line_terms = line.terms
-        dropped = [user for user, named, borrowed in d.abandons
-                   if d.about_dropped(line_terms, named, borrowed) and not d.resumed(user, named, borrowed)]
+        dropped = [user for user, named, borrowed in d.dropped_about(line_terms)
+                   if not d.resumed(user, named, borrowed)]
         if not dropped:
             continue
         user = dropped[-1]
