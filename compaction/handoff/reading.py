@@ -205,23 +205,87 @@ def negated(text: str, start: int) -> bool:
 _MISSING = object()
 _READINGS: dict[int, tuple] = {}
 
+# Which scripts a text holds: a pattern that needs a Latin letter cannot
+# match a text without one (re.I folds ſ and K, the Kelvin sign, into s and
+# k, so the test is re's own), nor one that needs an ideograph a text
+# without one. Skipping those patterns changes no answer; on a Chinese
+# clause it skips most English patterns, and the other way round.
+_HAS_LATIN = re.compile(r"[a-z]", re.I)
+_HAS_CJK = CJK_RUN
 
-def _reading(vocabulary: v.Vocabulary) -> tuple[dict[str, re.Pattern], dict[tuple, object], dict[str, dict]]:
-    """Each category's patterns as one alternation, compiled once per
-    vocabulary, the answers already given for it, and per category the
-    texts already tested (kept with the vocabulary itself, so an id reused
-    for another is never confused)."""
+
+def _script_of(code: int, script: str) -> bool:
+    char = chr(code)
+    return bool(_HAS_LATIN.match(char)) if script == "latin" else bool(CJK_RUN.match(char))
+
+
+def _requires(items, script: str) -> bool:
+    """Whether every match of a parsed pattern holds a character of ``script``
+    (conservative: False whenever that is not certain)."""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL" and _script_of(av, script):
+            return True
+        if name == "IN" and av and all(
+                (str(kind) == "LITERAL" and _script_of(value, script))
+                or (str(kind) == "RANGE" and all(_script_of(c, script) for c in range(value[0], value[1] + 1)))
+                for kind, value in av):
+            return True
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1 and _requires(av[2], script):
+            return True
+        if name == "SUBPATTERN" and _requires(av[3], script):
+            return True
+        if name == "ATOMIC_GROUP" and _requires(av, script):
+            return True
+        if name == "BRANCH" and all(_requires(branch, script) for branch in av[1]):
+            return True
+    return False
+
+
+def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
+    """(needs a Latin letter, needs an ideograph) for one vocabulary pattern."""
+    from re import _parser
+
+    try:
+        parsed = list(_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # an unparsable pattern: assume it needs nothing
+        return False, False
+    return _requires(parsed, "latin"), _requires(parsed, "cjk")
+
+
+def _alternations(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
+    """Per category, one alternation for each (text has Latin, text has
+    ideographs) of the patterns such a text can match."""
+    out = {}
+    for category, by_language in vocabulary.patterns.items():
+        patterns = [(p, _needs(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
+        out[category] = {
+            (latin, cjk): re.compile("|".join(f"(?:{p.pattern})" for p, (needs_latin, needs_cjk) in patterns
+                                              if (latin or not needs_latin) and (cjk or not needs_cjk)) or r"(?!)",
+                                     re.I)
+            for latin in (False, True) for cjk in (False, True)}
+    return out
+
+
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[str, dict]]:
+    """Each category's alternations, compiled once per vocabulary, the
+    answers already given for it, and per category the texts already tested
+    (kept with the vocabulary itself, so an id reused for another is never
+    confused)."""
     cached = _READINGS.get(id(vocabulary))
     if cached is None or cached[0] is not vocabulary:
         if len(_READINGS) > 64:
             _READINGS.clear()
-        compiled = {category: re.compile("|".join(f"(?:{p.pattern})" for lang in (v.ZH, v.EN)
-                                                  for p in by_language.get(lang, ())) or r"(?!)", re.I)
-                    for category, by_language in vocabulary.patterns.items()}
+        compiled = _alternations(vocabulary)
         cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
     if len(cached[2]) > 8 * _MEMO:
         cached[2].clear()
     return cached[1], cached[2], cached[3]
+
+
+@memoised
+def _scripts(text: str) -> tuple[bool, bool]:
+    return bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))
 
 
 class Reader:
@@ -250,7 +314,7 @@ class Reader:
             return False
         found = tested.get(text)
         if found is None:
-            found = self._any[category].search(text) is not None
+            found = self._any[category][_scripts(text)].search(text) is not None
             if len(text) <= _MEMO_TEXT:
                 if len(tested) >= _MEMO:
                     tested.clear()
