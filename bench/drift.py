@@ -109,6 +109,34 @@ def worst_note(material: Material) -> str:
     return text
 
 
+def typical_note(materials: list[Material]) -> str:
+    """A ~6,000-character note as a careful model writes one late in a long
+    chain: a line per matter the user asked for or conditioned, newest
+    first, each quoting the user's clause verbatim (the checks search every
+    quote, keep every condition, prove every done item), a few question
+    lines and one looked-up date — a handful of findings, not hundreds."""
+    requests = []
+    for material in reversed(materials):
+        for pair in reversed(material.pairs):
+            if "？" in pair.user_text:
+                continue
+            words = pair.user_text.rstrip("。")
+            requests.append(f"{words.split('，')[0][:14]}（原话：{words}）")
+    last = materials[-1].pairs
+    questions = [("用户询问" + p.user_text.split("（")[0].rstrip("？")) for p in last if "？" in p.user_text][:4]
+    done = [f"{t.tool} 成功，单号 {json.loads(t.text)['order_id']}"
+            for m in materials for t in m.tool_results if '"order_id"' in t.text][:3]
+    sections = {notes.REQUESTS: requests[:3] + questions + ["订单88232于2026-08-31签收"] + requests[3:],
+                notes.TODOS: requests[:2], notes.NEXT_STEP: requests[:1],
+                notes.PROGRESS: ["submit_ticket 未成功（用户在确认卡上点了拒绝，申请未提交）"],
+                notes.DEAD_ENDS: ["book_genius_bar 未成功（该时段已被约满，预约失败）"], notes.DONE: done}
+    text = notes.render(sections, language=notes.ZH)
+    while len(text) > NOTE_CHARS and len(sections[notes.REQUESTS]) > 8:
+        sections[notes.REQUESTS].pop()
+        text = notes.render(sections, language=notes.ZH)
+    return text
+
+
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]

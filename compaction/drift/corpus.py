@@ -24,6 +24,21 @@ class Corpus:
             self.starts.append(at)
             at += len(text) + 1
 
+    def extended(self, texts: list[str]) -> "Corpus":
+        """A new corpus of these texts and then ``texts`` (this one unchanged)."""
+        if not texts:
+            return self
+        out = Corpus.__new__(Corpus)
+        out.texts = self.texts + texts
+        tail = _JOIN.join(texts)
+        out.joined = self.joined + _JOIN + tail if self.texts else tail
+        at = len(self.joined) + 1 if self.texts else 0
+        out.starts = list(self.starts)
+        for text in texts:
+            out.starts.append(at)
+            at += len(text) + 1
+        return out
+
     def __contains__(self, words: str) -> bool:
         return bool(words) and words in self.joined
 

@@ -77,7 +77,7 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
             line_terms = key_terms(line.own)
             score: Counter[int] = Counter()
             for term in line_terms:
-                orders = d.questions_by_term.get(term)
+                orders = d.questions_with(term)
                 if orders:
                     score.update(orders)
                     if term[0].isascii():  # a Latin word or number is worth 2

@@ -17,14 +17,14 @@ from functools import cached_property
 
 from compaction.handoff import note as notes
 from compaction.handoff import results
-from compaction.handoff import values as values_
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
 from compaction.handoff.reading import (
-    Reader, edge_strip, key_terms, keeps, normalise, numbers, shared, unique, worth,
+    Reader, edge_strip, key_terms, keeps, normalise, shared, unique, worth,
 )
 from compaction.handoff.values import dates, same_date
 
+from .chain import chain_index
 from .corpus import Corpus
 from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
 
@@ -58,48 +58,36 @@ class DriftInput:
         self.parent_lines = read_lines(self.parent) if self.parent else []
         self.headings = notes.heading_lines(self.text)
         self._resumed: dict[int, bool] = {}
+        self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
     # -- what the user said
 
-    @cached_property
+    @property
     def user_corpus(self) -> Corpus:
-        return Corpus([u.normal for u in self.users])
-
-    @cached_property
-    def others_corpus(self) -> tuple[Corpus, list[str]]:
-        """The assistant answers, then the tool results, normalised, with their ids."""
-        pairs = [(m.id, m.text) for m in self.assistants] + [(t.message_id, t.text) for t in self.tools]
-        return Corpus([normalise(text) for _, text in pairs]), [i for i, _ in pairs]
+        return self.chain.user_corpus
 
     def not_the_users(self, words: str) -> list[str]:
         """The assistant answers, then the tool results, that hold ``words``."""
-        corpus, ids = self.others_corpus
-        return [ids[i] for i in corpus.holding(words)]
+        return ([self.assistants[i].id for i in self.chain.assistant_corpus.holding(words)]
+                + [self.tools[i].message_id for i in self.chain.tool_corpus.holding(words)])
 
     def closest_user(self, words: str) -> UserReading | None:
         """The user message closest to ``words`` (``Corpus.closest``)."""
         index = self.user_corpus.closest(words)
         return self.users[index] if index is not None else None
 
-    @cached_property
+    @property
     def users_by_term(self) -> dict[str, list[int]]:
         """The chain order of the user messages holding each key term: a rule
         about a term looks at the messages that share it, not at all."""
-        index: dict[str, list[int]] = {}
-        for user in self.users:
-            for term in user.terms:
-                index.setdefault(term, []).append(user.order)
-        return index
+        return self.chain.users_by_term
 
-    @cached_property
-    def questions_by_term(self) -> dict[str, list[int]]:
-        """The user messages that ask a question, by key term (chain order)."""
-        users = self.users
-        index = {term: [order for order in orders if users[order].asks_question]
-                 for term, orders in self.users_by_term.items()}
-        # A term half the conversation uses (寄修, AirPods) tells no message apart.
-        common = max(20, len(users) // 20)
-        return {term: orders for term, orders in index.items() if orders and len(orders) <= common}
+    def questions_with(self, term: str) -> list[int]:
+        """The user messages that ask a question and hold ``term`` (chain
+        order); none for a term so common it tells no message apart (寄修,
+        AirPods: more than a twentieth of the chain, and at least 20)."""
+        orders = self.chain.questions_by_term.get(term, ())
+        return orders if len(orders) <= max(20, len(self.users) // 20) else ()
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -108,59 +96,37 @@ class DriftInput:
     def users_saying(self, words: str) -> list[UserReading]:
         return [self.users[i] for i in self.user_corpus.holding(edge_strip(normalise(words)))]
 
-    @cached_property
-    def user_date_keys(self) -> set[tuple[int | None, int, int]]:
-        return {key for u in self.users for _, key in dates(u.message.text)}
-
-    @cached_property
-    def user_numbers(self) -> set[str]:
-        return {n for u in self.users for n in numbers(u.message.text)}
-
-    @cached_property
-    def user_clock_times(self) -> set[str]:
-        return {key for u in self.users for _, key in values_.clock_times(u.message.text)}
-
     def user_said_value(self, kind: str, key) -> bool:
         if kind == "date":
-            return any(same_date(key, said) for said in self.user_date_keys)
+            return any(same_date(key, said) for said in self.chain.user_date_keys)
         if kind == "time":
-            return key in self.user_clock_times
+            return key in self.chain.user_clock_times
         if kind == "amount":
-            return key in self.user_numbers
+            return key in self.chain.user_numbers
         return key in self.user_corpus_lower
 
     @cached_property
     def user_corpus_lower(self) -> str:
         return self.user_corpus.joined.lower()
 
-    @cached_property
-    def _value_index(self) -> tuple[list[tuple[str, str]], dict]:
-        """The texts that are not the user's (tool results, then assistant
-        answers, in chain order) and the dates, times and numbers each holds."""
-        texts = [(t.message_id, t.text) for t in self.tools] + [(m.id, m.text) for m in self.assistants]
-        index: dict[tuple[str, object], list[str]] = {}
-        for message_id, text in texts:
-            for _, key in dates(text):
-                index.setdefault(("date", key[1:]), []).append(message_id)
-            for _, key in values_.clock_times(text):
-                index.setdefault(("time", key), []).append(message_id)
-            for n in numbers(text):
-                index.setdefault(("amount", n), []).append(message_id)
-        return texts, index
-
     def value_sources(self, kind: str, key) -> list[str]:
-        """The tool results and assistant answers that hold a value."""
-        texts, index = self._value_index
+        """The tool results, then the assistant answers, that hold a value."""
+        chain = self.chain
         if kind == "word":
-            return [message_id for message_id, text in texts if key in text.lower()]
+            return ([self.tools[i].message_id for i in self._tool_lower.holding(key)]
+                    + [self.assistants[i].id for i in self._assistant_lower.holding(key)])
         if kind == "date":
-            candidates = unique(index.get(("date", key[1:]), ()))
-            return [i for i in candidates if any(same_date(key, k) for _, k in dates(self._text_of[i]))]
-        return list(unique(index.get((kind, key), ())))
+            found = chain.tool_values.get(("date", key[1:]), []) + chain.assistant_values.get(("date", key[1:]), [])
+            return [i for i in unique(found) if any(same_date(key, k) for _, k in dates(chain.text_of[i]))]
+        return list(unique(chain.tool_values.get((kind, key), []) + chain.assistant_values.get((kind, key), [])))
 
     @cached_property
-    def _text_of(self) -> dict[str, str]:
-        return {message_id: text for message_id, text in self._value_index[0]}
+    def _tool_lower(self) -> Corpus:
+        return Corpus([t.text.lower() for t in self.tools])
+
+    @cached_property
+    def _assistant_lower(self) -> Corpus:
+        return Corpus([m.text.lower() for m in self.assistants])
 
     @cached_property
     def asking_terms(self) -> list[frozenset[str]]:
@@ -171,10 +137,10 @@ class DriftInput:
     def user_by_id(self) -> dict[str, UserReading]:
         return {u.message.id: u for u in self.users}
 
-    @cached_property
+    @property
     def events(self) -> list[UserReading]:
         """User messages that give or withhold a go-ahead, in chain order."""
-        return [u for u in self.users if u.state]
+        return self.chain.events
 
     def after(self, message: UserReading) -> list[UserReading]:
         return self.users[message.order + 1:]
@@ -198,21 +164,12 @@ class DriftInput:
 
     # -- abandonments
 
-    @cached_property
+    @property
     def abandons(self) -> list[tuple[UserReading, frozenset[str], frozenset[str]]]:
         """Each abandonment, the key terms its clause names itself and the
         terms borrowed from the user's previous message when the clause
         names no matter ("先不买新的了" after "AirPods Max现在多少钱？")."""
-        out = []
-        for user in self.users:
-            if not user.abandon:
-                continue
-            clause, match = user.abandon
-            named = key_terms(clause[:match.start()] + " " + clause[match.end():])
-            previous = self.previous(user)
-            borrowed = previous.own_terms if not named and previous is not None else frozenset()
-            out.append((user, named, borrowed))
-        return out
+        return self.chain.abandons
 
     @staticmethod
     def about_dropped(found: frozenset[str], named: frozenset[str], borrowed: frozenset[str]) -> bool:
@@ -231,19 +188,9 @@ class DriftInput:
             self.about_dropped(user.own_terms, named, borrowed)
             for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
 
-    @cached_property
-    def abandons_by_term(self) -> dict[str, list[int]]:
-        """The abandonments (indices into ``abandons``) by the terms a text
-        must share to be about them (``about_dropped`` needs one at least)."""
-        index: dict[str, list[int]] = {}
-        for i, (_, named, borrowed) in enumerate(self.abandons):
-            for term in named or borrowed:
-                index.setdefault(term, []).append(i)
-        return index
-
     def dropped_about(self, found: frozenset[str]):
         """The abandonments a text with key terms ``found`` is about, in chain order."""
-        candidates = sorted({i for term in found for i in self.abandons_by_term.get(term, ())})
+        candidates = sorted({i for term in found for i in self.chain.abandons_by_term.get(term, ())})
         return [self.abandons[i] for i in candidates if self.about_dropped(found, *self.abandons[i][1:])]
 
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:

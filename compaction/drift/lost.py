@@ -76,7 +76,7 @@ def _withdrawn(d: DriftInput, condition: Condition, material_users: list[UserRea
     for user in later:
         if user.abandon:
             for abandoner, named, borrowed in d.abandons:
-                if abandoner is user and d.about_dropped(condition.terms, named, borrowed):
+                if abandoner.order == user.order and d.about_dropped(condition.terms, named, borrowed):
                     return True
     if condition.is_hold and later:
         # A hold is withdrawn by a later go-ahead about it, unless a still

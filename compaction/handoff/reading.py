@@ -308,6 +308,22 @@ class Reader:
             found = self._memo[key] = compute()
         return found
 
+    def remembered(self, key: tuple):
+        """What ``remember`` kept under ``key``, or None."""
+        return self._memo.get(key)
+
+    def remember(self, key: tuple, value, *, limit: int) -> None:
+        """Keep ``value`` under ``key`` (at most ``limit`` such values per
+        first key element; the oldest goes)."""
+        kind = key[0]
+        names = self._memo.setdefault((kind, "names"), [])
+        if key in names:
+            names.remove(key)
+        names.append(key)
+        while len(names) > limit:
+            self._memo.pop(names.pop(0), None)
+        self._memo[key] = value
+
     def matches(self, category: str, text: str) -> bool:
         tested = self._tested.get(category)
         if tested is None:
