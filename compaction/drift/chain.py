@@ -13,8 +13,8 @@ one the last index never built, and any other chain (an edit, a re-check
 of an old generation), is built from every message. The answers are the
 same either way; only the work differs.
 
-The parts: the user messages by key term and the questions among them (a
-rule about a term looks at the messages sharing it), the user, assistant and
+The parts: the user messages by key term (a rule about a term looks at the
+messages sharing it), the user, assistant and
 tool corpora (one search for a quote), the values each assistant answer and
 tool result holds (dates, clock times, amounts: ``tool_detail_in_requests``),
 the values the user said, the go-ahead events and the abandonments.
@@ -61,7 +61,6 @@ class ChainIndex:
         self._base = None
 
     users_by_term = property(lambda self: self.part("users_by_term"))
-    questions_by_term = property(lambda self: self.part("questions_by_term"))
     user_corpus = property(lambda self: self.part("user_corpus"))
     assistant_corpus = property(lambda self: self.part("assistant_corpus"))
     tool_corpus = property(lambda self: self.part("tool_corpus"))
@@ -122,8 +121,6 @@ def _abandons_by_term(old: dict, index: ChainIndex, users_from: int, *_) -> dict
 _PARTS: dict[str, tuple[Callable, Callable]] = {
     "users_by_term": (dict, lambda old, ix, u, a, t: _extended(
         old, ((term, user.order) for user in ix.users[u:] for term in user.terms))),
-    "questions_by_term": (dict, lambda old, ix, u, a, t: _extended(
-        old, ((term, user.order) for user in ix.users[u:] if user.asks_question for term in user.terms))),
     "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
     "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(m.text) for m in ix.assistants[a:]])),

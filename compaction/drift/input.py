@@ -58,11 +58,12 @@ class DriftInput:
         self.parent_lines = read_lines(self.parent) if self.parent else []
         self.headings = notes.heading_lines(self.text)
         self._resumed: dict[int, bool] = {}
+        self._questions: dict[str, list[int]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
     # -- what the user said
 
-    @property
+    @cached_property
     def user_corpus(self) -> Corpus:
         return self.chain.user_corpus
 
@@ -76,7 +77,7 @@ class DriftInput:
         index = self.user_corpus.closest(words)
         return self.users[index] if index is not None else None
 
-    @property
+    @cached_property
     def users_by_term(self) -> dict[str, list[int]]:
         """The chain order of the user messages holding each key term: a rule
         about a term looks at the messages that share it, not at all."""
@@ -85,9 +86,21 @@ class DriftInput:
     def questions_with(self, term: str) -> list[int]:
         """The user messages that ask a question and hold ``term`` (chain
         order); none for a term so common it tells no message apart (寄修,
-        AirPods: more than a twentieth of the chain, and at least 20)."""
-        orders = self.chain.questions_by_term.get(term, ())
-        return orders if len(orders) <= max(20, len(self.users) // 20) else ()
+        AirPods: more than a twentieth of the chain, and at least 20). Only
+        the messages holding the term are read, and no further than needed
+        to know it is that common."""
+        found = self._questions.get(term)
+        if found is None:
+            common = max(20, len(self.users) // 20)
+            found = []
+            for order in self.users_by_term.get(term, ()):
+                if self.users[order].asks_question:
+                    found.append(order)
+                    if len(found) > common:
+                        found = []
+                        break
+            self._questions[term] = found
+        return found
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -137,7 +150,7 @@ class DriftInput:
     def user_by_id(self) -> dict[str, UserReading]:
         return {u.message.id: u for u in self.users}
 
-    @property
+    @cached_property
     def events(self) -> list[UserReading]:
         """User messages that give or withhold a go-ahead, in chain order."""
         return self.chain.events
@@ -164,7 +177,7 @@ class DriftInput:
 
     # -- abandonments
 
-    @property
+    @cached_property
     def abandons(self) -> list[tuple[UserReading, frozenset[str], frozenset[str]]]:
         """Each abandonment, the key terms its clause names itself and the
         terms borrowed from the user's previous message when the clause

@@ -142,14 +142,20 @@ class UserReading:
         return [clause for clause, role in self.roles if role in (cl.REQUEST, cl.CONSENT)]
 
     @cached_property
+    def questions(self) -> tuple[bool, ...]:
+        """Whether each clause's role is a question (``clauses.is_question``:
+        the role, without reading the rest of it)."""
+        return tuple(cl.is_question(clause, self.vocabulary) for clause in self.clauses)
+
+    @cached_property
     def asks_question(self) -> bool:
-        return any(role == cl.QUESTION for _, role in self.roles)
+        return any(self.questions)
 
     @cached_property
     def statement_clauses(self) -> list[str]:
         """Clauses that say something rather than only ask: every clause that
         is not a question (a direct request phrased as one is a request)."""
-        return [clause for clause, role in self.roles if role != cl.QUESTION]
+        return [clause for clause, question in zip(self.clauses, self.questions) if not question]
 
 
 class LineReading(Holding):

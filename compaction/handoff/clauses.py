@@ -212,6 +212,14 @@ def _requesting(kinds) -> bool:
     return DIRECT_REQUEST in kinds or (v.REQUEST in kinds and v.ACTION in kinds and v.UNDECIDED not in kinds)
 
 
+def is_question(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> bool:
+    """Whether a clause's role is ``question`` — what ``classify`` decides
+    first, read without the other categories."""
+    vocabulary = reader(vocabulary)
+    kinds = {c for c in (v.QUESTION, v.DIRECT_REQUEST) if vocabulary.matches(c, text)}
+    return _is_question(vocabulary, text, kinds)
+
+
 def _is_question(vocabulary: Reader, text: str, kinds: set[str]) -> bool:
     if v.QUESTION not in kinds or DIRECT_REQUEST in kinds:
         return False
