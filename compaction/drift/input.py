@@ -59,6 +59,7 @@ class DriftInput:
         self.headings = notes.heading_lines(self.text)
         self._resumed: dict[int, bool] = {}
         self._questions: dict[str, list[int]] = {}
+        self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
     # -- what the user said
@@ -249,7 +250,13 @@ class DriftInput:
         return Condition.of(clause, match, is_hold=self.vocabulary.matches(v.HOLD, clause))
 
     def kept_anywhere(self, lines: list[LineReading], condition: Condition) -> bool:
-        return any(keeps(line, condition) for line in lines)
+        """Whether any of ``lines`` keeps ``condition``; only the lines holding
+        its operator word can (``reading.keeps``), so only they are read."""
+        entry = self._line_corpora.get(id(lines))
+        if entry is None or entry[0] is not lines:
+            entry = self._line_corpora[id(lines)] = (lines, Corpus([line.lower for line in lines]))
+        corpus = entry[1]
+        return any(keeps(lines[i], condition) for i in corpus.holding(normalise(condition.operator).lower()))
 
     @cached_property
     def parent_terms(self) -> frozenset[str]:
