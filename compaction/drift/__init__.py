@@ -5,7 +5,9 @@ deterministic rules live by kind in ``wrong``, ``extra``, ``lost`` and
 ``length``, one function per finding code (``findings``); ``input`` is one
 generation's check input read once, ``reading`` how the chain and a note's
 lines are read with the text rules the builder shares
-(``compaction.handoff.reading``). Storing reports beside generations
+(``compaction.handoff.reading``); ``chain`` and ``corpus`` index and search
+the chain's messages (extended generation by generation, one search for a
+quote), changing no answer. Storing reports beside generations
 (``services``) comes with the engine.
 """
 

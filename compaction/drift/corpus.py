@@ -2,8 +2,8 @@
 a verbatim substring, after whitespace normalisation, of a user message).
 
 Pure. One ``str.find`` over the joined, normalised texts replaces a loop
-over every message; a hit maps back to the message it is in. The joiner
-(NUL) is never part of what is searched for, so no hit spans two messages.
+over every message; a hit maps back to the message it is in. A hit that
+spans the joiner (NUL) between two texts is not a hit.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ class Corpus:
         return out
 
     def __contains__(self, words: str) -> bool:
+        if _JOIN in words:
+            return bool(self.holding(words))
         return bool(words) and words in self.joined
 
     def holding(self, words: str) -> list[int]:
@@ -50,8 +52,11 @@ class Corpus:
         pos = self.joined.find(words)
         while pos != -1:
             index = bisect_right(self.starts, pos) - 1
-            out.append(index)
-            following = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.joined)
+            if pos + len(words) <= self.starts[index] + len(self.texts[index]):
+                out.append(index)
+                following = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.joined)
+            else:
+                following = pos + 1  # the hit spans a joiner: not within one text
             pos = self.joined.find(words, following)
         return out
 
@@ -73,8 +78,7 @@ class Corpus:
             else:
                 high = middle - 1
         return min(self.holding(words[start:start + low])[0] for start in range(len(words) - low + 1)
-                   if words[start:start + low] in self.joined)
+                   if words[start:start + low] in self)
 
     def _shares(self, words: str, size: int) -> bool:
-        return size <= len(words) and any(words[start:start + size] in self.joined
-                                          for start in range(len(words) - size + 1))
+        return size <= len(words) and any(words[start:start + size] in self for start in range(len(words) - size + 1))

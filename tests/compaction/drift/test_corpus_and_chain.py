@@ -1,0 +1,73 @@
+"""How the drift checks search the chain (compaction.drift.corpus, chain)
+and read texts by script (compaction.handoff.reading): faster ways to the
+same answers, so each is checked against the plain way."""
+
+import difflib
+import re
+
+import pytest
+
+from compaction.drift.corpus import Corpus
+from compaction.handoff import reading as r
+from compaction.handoff import vocabulary as v
+
+TEXTS = ["算了，申请还是先别提交", "", "预算4000以内，只要银色或者深空灰", "I only want a window seat", "先别提交，等我下周再说"]
+
+
+def _closest_by_difflib(texts, words):
+    best, best_size = None, max(2, len(words) // 3)
+    for i, text in enumerate(texts):
+        size = difflib.SequenceMatcher(None, words, text, autojunk=False).find_longest_match(
+            0, len(words), 0, len(text)).size
+        if size > best_size or (best is None and size == best_size):
+            best, best_size = i, size
+    return best
+
+
+def test_holding_names_each_text_holding_the_words_once_in_order():
+    corpus = Corpus(TEXTS)
+    assert corpus.holding("先别提交") == [0, 4]
+    assert corpus.holding("提交先别") == [] and corpus.holding("") == []
+    assert "window" in corpus and "" not in corpus
+    assert corpus.holding("交\x00") == []  # no hit spans two texts
+
+
+@pytest.mark.parametrize("words", ["申请先别提交了吧", "只要深空灰的", "window seat please", "下周再说吧算了", "完全无关的话",
+                                   "x", "先别提交"])
+def test_the_closest_text_is_the_one_difflib_finds(words):
+    assert Corpus(TEXTS).closest(words) == _closest_by_difflib(TEXTS, words)
+
+
+def test_an_extended_corpus_is_the_corpus_of_all_its_texts():
+    whole, grown = Corpus(TEXTS), Corpus(TEXTS[:2]).extended(TEXTS[2:])
+    assert (grown.joined, grown.starts, grown.texts) == (whole.joined, whole.starts, whole.texts)
+    assert Corpus([]).extended(["a"]).joined == "a" and Corpus(["a"]).extended([]).joined == "a"
+
+
+@pytest.mark.parametrize("pattern, needs", [
+    (r"\bhold (off|on)\b", (True, False)),
+    (r"先别", (False, True)),
+    (r"\d+\s*(元|块)", (False, True)),
+    (r"[？?]\s*$", (False, False)),  # a question mark alone needs no script
+    (r"\$\s?\d", (False, False)),
+    (r"(a|先)", (False, False)),  # either script may match
+    (r"x?先", (False, True)),
+])
+def test_a_pattern_is_skipped_only_on_texts_it_cannot_match(pattern, needs):
+    assert r._needs(re.compile(pattern, re.I)) == needs
+
+
+def test_script_skipping_gives_the_answers_of_every_pattern():
+    reader = r.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
+    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123"]
+    for category, by_language in reader.vocabulary.patterns.items():
+        for text in texts:
+            plain = any(p.search(text) for ps in by_language.values() for p in ps)
+            assert reader.matches(category, text) == plain, (category, text)
+
+
+def test_remembered_values_are_kept_per_kind_up_to_a_limit():
+    reader = r.Reader(v.DEFAULT.extended({}))
+    for i in range(5):
+        reader.remember(("test kind", i), i, limit=3)
+    assert [reader.remembered(("test kind", i)) for i in range(5)] == [None, None, 2, 3, 4]
