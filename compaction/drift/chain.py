@@ -26,7 +26,8 @@ from typing import Callable
 
 from compaction.handoff import values
 from compaction.handoff.material import ToolResult
-from compaction.handoff.reading import Reader, key_terms, normalise, numbers
+from compaction.handoff.reader import Reader
+from compaction.handoff.reading import key_terms, normalise, numbers
 
 from .corpus import Corpus
 from .reading import ChainMessage, UserReading

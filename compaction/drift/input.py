@@ -19,9 +19,8 @@ from compaction.handoff import note as notes
 from compaction.handoff import results
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
-from compaction.handoff.reading import (
-    Reader, edge_strip, key_terms, keeps, normalise, shared, unique, worth,
-)
+from compaction.handoff.reader import Reader
+from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, shared, unique, worth
 from compaction.handoff.values import dates, same_date
 
 from .chain import chain_index

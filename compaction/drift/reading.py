@@ -29,7 +29,8 @@ from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
 from compaction.handoff import clauses as cl
 from compaction.handoff.clauses import classify, cut as clauses
-from compaction.handoff.reading import Holding, Phrase, Reader, key_terms, negated, normalise
+from compaction.handoff.reader import Reader
+from compaction.handoff.reading import Holding, Phrase, key_terms, negated, normalise
 
 ELLIPSIS = re.compile(r"……|…|\.{3,}")
 

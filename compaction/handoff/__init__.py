@@ -3,7 +3,8 @@
 ``note`` is the six-section format every generation is written and read in;
 ``material`` is what a generation is written from (settled pairs after the
 parent's cut, with the tool results kept beside them for the drift checks);
-``vocabulary`` the one set of phrases everything reads with; ``reading``
+``vocabulary`` the one set of phrases everything reads with, ``reader`` how a
+text is read with it (once); ``reading``
 the one set of text rules (normalisation, key terms, ids, negation, what a
 line keeps), ``clauses`` how a user message is cut and what role each clause
 has, ``values`` what a looked-up value is, ``results`` what a tool result

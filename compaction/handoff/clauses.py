@@ -48,7 +48,8 @@ import re
 from dataclasses import dataclass
 
 from . import vocabulary as v
-from .reading import Reader, edge_strip, identifiers, key_terms, memoised, negated
+from .reader import Reader
+from .reading import edge_strip, identifiers, key_terms, memoised, negated
 
 ABANDON = "abandon"
 HOLD = "hold"

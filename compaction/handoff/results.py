@@ -23,7 +23,8 @@ import json
 
 from . import vocabulary as v
 from .material import ToolResult
-from .reading import Reader, identifiers, is_identifier
+from .reader import Reader
+from .reading import identifiers, is_identifier
 
 _ID_KEYS = ("ticket_id", "ticket", "rma", "rma_id", "order_id", "booking_id", "reservation_id", "claim_id",
             "refund_id", "confirmation", "confirmation_number", "confirmation_id", "reference", "reference_id",

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from . import vocabulary as v
-from .reading import Reader, memoised, number_key, numbers
+from .reader import Reader
+from .reading import memoised, number_key, numbers
 
 DATE = "date"
 TIME = "time"

@@ -27,7 +27,7 @@ from .. import clauses as c
 from .. import note as n
 from .. import vocabulary as v
 from ..material import Material, ToolResult
-from ..reading import Reader
+from ..reader import Reader
 from ..results import result_id
 from .labels import excerpt, label_from, make_label
 from .matters import ABANDONED, DONE, GENERIC_LABEL, HELD, OPEN, Fragment, Matter, State, best

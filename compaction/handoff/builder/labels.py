@@ -16,7 +16,8 @@ import re
 from .. import clauses as c
 from .. import note as n
 from .. import vocabulary as v
-from ..reading import Reader, is_stop_word
+from ..reader import Reader
+from ..reading import is_stop_word
 
 LABEL_LIMIT = {n.ZH: 20, n.EN: 48}
 FRAGMENT_LIMIT = 160

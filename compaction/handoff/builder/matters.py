@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from .. import clauses as c
 from .. import note as n
 from .. import vocabulary as v
-from ..reading import Reader, normalise
+from ..reader import Reader
+from ..reading import normalise
 from ..values import dates
 from .labels import label_from, label_parts
 

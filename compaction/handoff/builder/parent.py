@@ -25,7 +25,7 @@ from .. import clauses as c
 from .. import note as n
 from .. import values
 from .. import vocabulary as v
-from ..reading import Reader
+from ..reader import Reader
 from .labels import label_from, label_parts
 from .matters import (
     ABANDONED, DONE, DONE_PREFIX, GENERIC_LABEL, HELD, LABEL_SEPARATOR, OPEN, Matter, State, drop_consent, fragment,

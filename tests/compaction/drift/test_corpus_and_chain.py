@@ -8,6 +8,7 @@ import re
 import pytest
 
 from compaction.drift.corpus import Corpus
+from compaction.handoff import reader as rd
 from compaction.handoff import reading as r
 from compaction.handoff import vocabulary as v
 
@@ -54,11 +55,11 @@ def test_an_extended_corpus_is_the_corpus_of_all_its_texts():
     (r"x?先", (False, True)),
 ])
 def test_a_pattern_is_skipped_only_on_texts_it_cannot_match(pattern, needs):
-    assert r._needs(re.compile(pattern, re.I)) == needs
+    assert rd._needs(re.compile(pattern, re.I)) == needs
 
 
 def test_script_skipping_gives_the_answers_of_every_pattern():
-    reader = r.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
+    reader = rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
     texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123"]
     for category, by_language in reader.vocabulary.patterns.items():
         for text in texts:
@@ -67,7 +68,7 @@ def test_script_skipping_gives_the_answers_of_every_pattern():
 
 
 def test_remembered_values_are_kept_per_kind_up_to_a_limit():
-    reader = r.Reader(v.DEFAULT.extended({}))
+    reader = rd.Reader(v.DEFAULT.extended({}))
     for i in range(5):
         reader.remember(("test kind", i), i, limit=3)
     assert [reader.remembered(("test kind", i)) for i in range(5)] == [None, None, 2, 3, 4]

@@ -5,10 +5,11 @@ import re
 
 import pytest
 
+from compaction.handoff import reader as rd
 from compaction.handoff import reading as r
 from compaction.handoff import vocabulary as v
 
-READER = r.Reader(v.DEFAULT)
+READER = rd.Reader(v.DEFAULT)
 
 
 def phrase(clause, category=v.CONSTRAINT):
