@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from compaction.drift.checkers import ChainHistory
 from compaction.drift.corpus import Corpus
 from compaction.handoff import reader as rd
 from compaction.handoff import reading as r
@@ -72,3 +73,35 @@ def test_remembered_values_are_kept_per_kind_up_to_a_limit():
     for i in range(5):
         reader.remember(("test kind", i), i, limit=3)
     assert [reader.remembered(("test kind", i)) for i in range(5)] == [None, None, 2, 3, 4]
+
+
+def test_a_run_shorter_than_a_third_of_the_words_is_not_close():
+    words = "先别提交嘿嘿嘿嘿嘿嘿嘿嘿嘿嘿嘿"  # a run of 4 of 15 characters
+    assert Corpus(TEXTS).closest(words) is None
+    assert Corpus(TEXTS).closest(words[:12]) == 0  # 4 of 12 is a third
+
+
+def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
+    from compaction.drift.chain import _PARTS, ChainIndex
+    from compaction.drift.input import DriftInput
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    notes_ = [script.NOTES[0]] * len(materials)
+    vocabulary = v.DEFAULT.extended({})  # a reader of its own: nothing remembered from other tests
+    inputs = []
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=notes_[number - 1], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        for name in _PARTS:
+            d.chain.part(name)  # built from the previous generation's parts
+        inputs.append(d)
+    assert all(d.chain._base is None or d.chain._base is inputs[i - 1].chain for i, d in enumerate(inputs) if i)
+    for d in inputs[1:]:
+        fresh = ChainIndex(d.users, d.assistants, d.tools, d.chain.keys)
+        for name in _PARTS:
+            grown, built = d.chain.part(name), fresh.part(name)
+            if isinstance(grown, Corpus):
+                grown, built = (grown.joined, grown.starts), (built.joined, built.starts)
+            assert grown == built, name

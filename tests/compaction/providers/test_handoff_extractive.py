@@ -583,3 +583,9 @@ def test_a_condition_on_another_part_of_a_matter_is_kept_as_new():
     assert "对了，iPad的保护壳也只要银色或者深空灰的" in note.quotes(lines(text, note.REQUESTS)[0])
     same = build_note(first, material([("iPad只要银色或者深空灰。", "明白。")], start=1), language=ZH)
     assert same == first
+
+
+def test_dropping_what_every_quote_of_a_matter_is_about_drops_it_whole():
+    parent = _parent(["周末的安排（原话：帮我约9月13号上午10点环贸的天才吧）"])
+    (line,) = lines(build_note(parent, material([("天才吧那边我不去了。", "好的。")]), language=ZH), note.REQUESTS)
+    assert note.is_abandoned(line) and note.quotes(line)[-1] == "天才吧那边我不去了"
