@@ -516,3 +516,37 @@ def test_a_negated_consent_is_a_hold_that_withdraws_the_go_ahead():
 def test_a_negated_abandonment_drops_nothing():
     mat = material(("What would the premium seat upgrade cost?", "$640."), ("Don't forget about the upgrade.", "OK."))
     assert run(c.ABANDONED_UNMARKED, en(**{R: ["Premium seat upgrade"]}), mat) == []
+
+
+# ---------------------------------------------------------------- near-misses at each threshold
+
+def test_the_question_proof_needs_shared_terms_worth_two():
+    mat = material(("寄修大概要多久？", "3到5个工作日。"), ("充电盒怎么充电？", "用线充。"))
+    [two] = run(c.QUESTION_AS_REQUIREMENT, zh(**{R: ["用户询问寄修要多久"]}), mat)
+    assert two.message_ids == ("u0",)  # 寄修 + 多久 (a question word, still a term): worth 2
+    [one] = run(c.QUESTION_AS_REQUIREMENT, zh(**{R: ["用户询问充电器寄出"]}), mat)
+    assert one.message_ids == ()  # 充电 alone: worth 1
+
+
+def test_an_assistant_ask_needs_shared_terms_worth_two():
+    mat = material(("我的左耳没声音了。", "请提供设备序列号。"))
+    assert where(run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["落实序列号"]}), mat)) == [(c.ASSISTANT_ASK_AS_TODO, T, 4)]
+    assert run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["设备保修卡寄出"]}), mat) == []  # 设备 alone: worth 1
+
+
+def test_growing_by_one_character_without_news_is_growth():
+    longer = PARENT.replace("（订单88232）", "（订单88232）。")
+    assert len(longer) == len(PARENT) + 1
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, ONLY_QUESTIONS, parent=PARENT)) == 1
+
+
+def test_a_single_digit_amount_is_too_common_to_be_a_tool_detail_but_two_digits_are_not():
+    mat = material(("寄修要多久？", "一般3天，最多12天。"))
+    assert run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["寄修左耳，3天内寄回"]}), mat) == []
+    assert [f.subject for f in run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["寄修左耳，12天内寄回"]}), mat)] == ["12天"]
+
+
+def test_a_consent_line_without_a_quote_needs_a_consent_about_its_matter():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("算了，申请还是先别提交。", "好的。"))
+    assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请：用户同意提交"]}), mat)) == 1
+    assert run(c.RETRACTED_CONSENT, zh(**{R: ["保护壳的申请：用户同意购买"]}), mat) == []  # 申请 alone: worth 1

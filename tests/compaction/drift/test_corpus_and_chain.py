@@ -105,3 +105,11 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
             if isinstance(grown, Corpus):
                 grown, built = (grown.joined, grown.starts), (built.joined, built.starts)
             assert grown == built, name
+
+
+def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
+    alternations = rd._alternations(v.DEFAULT)[v.HOLD]
+    assert "先别" not in alternations[(True, False)].pattern and "hold" in alternations[(True, False)].pattern
+    assert "hold" not in alternations[(False, True)].pattern and "先别" in alternations[(False, True)].pattern
+    question = rd._alternations(v.DEFAULT)[v.QUESTION][(False, False)].pattern
+    assert "?" in question and "吗" not in question  # a question mark alone needs no script

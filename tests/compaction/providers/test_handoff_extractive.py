@@ -589,3 +589,17 @@ def test_dropping_what_every_quote_of_a_matter_is_about_drops_it_whole():
     parent = _parent(["周末的安排（原话：帮我约9月13号上午10点环贸的天才吧）"])
     (line,) = lines(build_note(parent, material([("天才吧那边我不去了。", "好的。")]), language=ZH), note.REQUESTS)
     assert note.is_abandoned(line) and note.quotes(line)[-1] == "天才吧那边我不去了"
+
+
+@pytest.mark.parametrize("value", ["维修费749元", "取件14:30", "保修期内"])
+def test_any_looked_up_value_in_a_parents_own_words_goes(value):
+    parent = _parent([f"寄修左耳，{value}，订单88232（原话：帮我寄修左耳）"])
+    (line,) = lines(build_note(parent, material([]), language=ZH), note.REQUESTS)
+    assert value not in line and "88232" in line
+
+
+def test_a_label_is_cut_at_twenty_chinese_characters_and_at_48_english_ones_never_inside_a_word():
+    zh_text = "帮我把这台用了三年的旧笔记本电脑的键盘和屏幕一起送去维修"
+    assert make_label(zh_text, language=ZH) == "这台用了三年的旧笔记本电脑的键盘和屏幕一"
+    en_text = "Please book a table by the window for four people on Friday evening at eight"
+    assert make_label(en_text, language=EN) == "book a table by the window for four people on Friday"
