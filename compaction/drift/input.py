@@ -155,12 +155,6 @@ class DriftInput:
         """User messages that give or withhold a go-ahead, in chain order."""
         return self.chain.events
 
-    def after(self, message: UserReading) -> list[UserReading]:
-        return self.users[message.order + 1:]
-
-    def previous(self, message: UserReading) -> UserReading | None:
-        return self.users[message.order - 1] if message.order > 0 else None
-
     def final_state(self, start: UserReading, matter: frozenset[str]) -> tuple[str, UserReading]:
         """The go-ahead state of a matter after ``start``: each later consent
         or hold that names the matter (shared key terms worth 2) changes it,

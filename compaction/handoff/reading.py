@@ -15,8 +15,8 @@ these rules and nothing else:
   are not how-words (同意, 现在, 用户, 原话…). A Latin word or number is
   worth 2, a Chinese term 1; two texts are *about the same matter* when
   the terms they share are worth 2 or more.
-- **Matter terms**: the key terms without the consent, hold, abandonment and
-  question phrases ("先别提交了" names 提交).
+- **Matter terms** (``reader.Reader.matter_terms``): the key terms without
+  the consent, hold, abandonment and question phrases ("先别提交了" names 提交).
 - **Identifiers** (order, ticket, booking numbers): four characters or more,
   a digit among them, and a letter, a hyphen or five digits or more — a
   price (1899), a date or a capacity (128GB) is none.

@@ -133,7 +133,7 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-# Added for the offline hand-off builder (compaction.providers.handoff_extractive);
+# Added for the offline hand-off builder (compaction.handoff.builder);
 # kept as one block so the lists above stay as they were. Each is a phrase
 # seed 001 names or a form the builder met in hand-written conversations.
 _BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {
