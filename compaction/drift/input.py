@@ -13,6 +13,7 @@ line keeps them (``compaction.handoff.reading.keeps``).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cached_property
 
 from compaction.handoff import note as notes
@@ -195,9 +196,14 @@ class DriftInput:
             self.about_dropped(user.own_terms, named, borrowed)
             for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
 
+    @cached_property
+    def _abandons_by_term(self) -> dict[str, list[int]]:
+        return self.chain.abandons_by_term
+
     def dropped_about(self, found: frozenset[str]):
         """The abandonments a text with key terms ``found`` is about, in chain order."""
-        candidates = sorted({i for term in found for i in self.chain.abandons_by_term.get(term, ())})
+        by_term = self._abandons_by_term
+        candidates = sorted({i for term in found for i in by_term.get(term, ())})
         return [self.abandons[i] for i in candidates if self.about_dropped(found, *self.abandons[i][1:])]
 
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
@@ -226,16 +232,22 @@ class DriftInput:
     # -- conditions
 
     def conditions_in(self, text: str, *, message_id: str | None, order: int, section: str) -> list[Condition]:
+        """The user conditions ``text`` states: its clauses that match
+        ``constraint``, not a question, not an abandonment."""
         out = []
         for clause in clauses(text):
-            if self.vocabulary.matches(v.QUESTION, clause) or self.vocabulary.unnegated(v.ABANDON, clause):
-                continue
-            match = self.vocabulary.find(v.CONSTRAINT, clause)
-            if not match:
-                continue
-            out.append(Condition.of(clause, match, message_id=message_id, order=order, section=section,
-                                    is_hold=self.vocabulary.matches(v.HOLD, clause)))
+            read = self.vocabulary.kept(("condition", clause), clause, lambda: self._condition(clause))
+            if read is not None:
+                out.append(replace(read, message_id=message_id, order=order, section=section))
         return out
+
+    def _condition(self, clause: str) -> Condition | None:
+        if self.vocabulary.matches(v.QUESTION, clause) or self.vocabulary.unnegated(v.ABANDON, clause):
+            return None
+        match = self.vocabulary.find(v.CONSTRAINT, clause)
+        if not match:
+            return None
+        return Condition.of(clause, match, is_hold=self.vocabulary.matches(v.HOLD, clause))
 
     def as_condition(self, clause: str, match: re.Match) -> Condition:
         """A consent, hold or abandonment clause read as a condition keyed by
