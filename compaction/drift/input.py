@@ -145,7 +145,7 @@ class DriftInput:
     @cached_property
     def asking_terms(self) -> list[frozenset[str]]:
         """The key terms of every user clause that asks for something to be done."""
-        return [key_terms(clause) for user in self.users for clause in user.asking_clauses]
+        return self.chain.asking_terms
 
     @cached_property
     def user_by_id(self) -> dict[str, UserReading]:
