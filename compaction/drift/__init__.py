@@ -1,9 +1,14 @@
 """Drift checks of rolling hand-off notes (SPEC §8, seed 001 §4 "走样有三种：丢、错、多").
 
-``checkers`` holds the pure, deterministic rules: one function per finding
-code, one entry point ``check_note``; ``reading`` is how they read notes,
-messages and tool results with the shared vocabulary. Storing reports
-beside generations (``services``) comes with the engine.
+``checkers`` is the entry point (``check_note``, ``CHECKERS``); the pure,
+deterministic rules live by kind in ``wrong``, ``extra``, ``lost`` and
+``length``, one function per finding code (``findings``); ``input`` is one
+generation's check input read once, ``reading`` how the chain and a note's
+lines are read with the text rules the builder shares
+(``compaction.handoff.reading``); ``chain`` and ``corpus`` index and search
+the chain's messages (extended generation by generation, one search for a
+quote), changing no answer. Storing reports beside generations
+(``services``) comes with the engine.
 """
 
 from .checkers import (

@@ -84,7 +84,7 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
     },
     REQUEST: {
         ZH: (r"帮我", r"请(你)?(帮|给|把)?", r"我(要|想|需要|打算)", r"麻烦", r"给我", r"安排", r"办理", r"提交", r"预订|订一",
-             r"还是(要|想|买|订|选|办|去)"),
+             r"还是先?(要|想|买|订|选|办|去|修|寄|退|换)"),
         EN: (r"\bplease\b", r"\bi (want|need|would like|'d like)\b", r"\bcan you\b", r"\bbook\b", r"\bcancel\b",
              r"\bchange\b", r"\bsend\b", r"\bfile\b", r"\bmake\b", r"\bfind me\b"),
     },
@@ -133,7 +133,7 @@ BUILTIN: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-# Added for the offline hand-off builder (compaction.providers.handoff_extractive);
+# Added for the offline hand-off builder (compaction.handoff.builder);
 # kept as one block so the lists above stay as they were. Each is a phrase
 # seed 001 names or a form the builder met in hand-written conversations.
 _BUILDER_ADDITIONS: dict[str, dict[str, tuple[str, ...]]] = {

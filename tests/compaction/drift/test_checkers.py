@@ -470,3 +470,83 @@ def test_a_scope_vocabulary_teaches_the_checkers_new_words():
     scoped = v.DEFAULT.extended({v.HOLD: {"zh": ["挂起"]}})
     assert len(c.check_note(note, parent=None, material=mat, chain=chain, vocabulary=scoped,
                             codes=[c.RETRACTED_CONSENT])) == 1
+
+
+# ---------------------------------------------------------------- rules the builder shares
+
+def test_a_new_order_id_alone_is_a_new_matter_and_the_same_id_is_not():
+    parent = zh(**{R: ["已办结：取消订单66001（原话：帮我取消订单66001）"], DONE: ["cancel_order 成功，单号 66001"]})
+    longer = zh(**{R: ["已办结：取消订单66001（原话：帮我取消订单66001）", "取消订单66002（原话：再帮我取消订单66002）"],
+                   DONE: ["cancel_order 成功，单号 66001"]})
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, material(("再帮我取消订单66002。", "好的。")), parent=parent) == []
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, material(("再帮我取消订单66001。", "好的。")),
+                   parent=parent)) == 1
+
+
+def test_taking_up_a_dropped_matter_again_is_new_and_asking_about_it_is_not():
+    earlier = material(("我要给妈妈买个iPad。", "好的。"), ("iPad不买了。", "好的。"))
+    parent = zh(**{R: ["已放弃：给妈妈买个iPad（原话：我要给妈妈买个iPad；iPad不买了）"]})
+    longer = zh(**{R: ["给妈妈买个iPad（原话：我要给妈妈买个iPad）"], T: ["给妈妈买个iPad（原话：我要给妈妈买个iPad）"]})
+    again = material(("我要给妈妈买个iPad，还是买吧。", "好的。"), start=2)
+    assert run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, again, parent=parent, earlier=[earlier]) == []
+    asked = material(("iPad多少钱？", "2999元。"), start=2)
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, asked, parent=parent, earlier=[earlier])) == 1
+
+
+def test_a_condition_on_another_part_is_lost_when_only_the_colours_are_kept():
+    mat = material(("我要给妈妈买个iPad，只要银色或者深空灰。", "好的。"), ("对了，iPad的保护壳也只要银色或者深空灰的。", "明白。"))
+    colours = zh(**{R: ["为妈妈买iPad（原话：我要给妈妈买个iPad；只要银色或者深空灰）"]})
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, colours, mat)] == ["iPad的保护壳也只要银色或者深空灰的"]
+    case = zh(**{R: ["为妈妈买iPad，保护壳也只要银色或者深空灰（原话：我要给妈妈买个iPad；只要银色或者深空灰）"]})
+    assert run(c.LOST_CONSTRAINT, case, mat) == []
+
+
+def test_a_hold_asked_as_a_question_withdraws_nothing():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("申请能不能先别提交？", "可以的。"))
+    assert run(c.RETRACTED_CONSENT, zh(**{R: ["寄回本店修（原话：现在可以提交送修申请了，我明确同意办理）"]}), mat) == []
+    held = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("申请先别提交。", "好的。"))
+    assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["寄回本店修（原话：现在可以提交送修申请了，我明确同意办理）"]}), held)) == 1
+
+
+def test_a_negated_consent_is_a_hold_that_withdraws_the_go_ahead():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("送修申请我不再同意了。", "好的。"))
+    assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["寄回本店修（原话：现在可以提交送修申请了，我明确同意办理）"]}), mat)) == 1
+
+
+def test_a_negated_abandonment_drops_nothing():
+    mat = material(("What would the premium seat upgrade cost?", "$640."), ("Don't forget about the upgrade.", "OK."))
+    assert run(c.ABANDONED_UNMARKED, en(**{R: ["Premium seat upgrade"]}), mat) == []
+
+
+# ---------------------------------------------------------------- near-misses at each threshold
+
+def test_the_question_proof_needs_shared_terms_worth_two():
+    mat = material(("寄修大概要多久？", "3到5个工作日。"), ("充电盒怎么充电？", "用线充。"))
+    [two] = run(c.QUESTION_AS_REQUIREMENT, zh(**{R: ["用户询问寄修要多久"]}), mat)
+    assert two.message_ids == ("u0",)  # 寄修 + 多久 (a question word, still a term): worth 2
+    [one] = run(c.QUESTION_AS_REQUIREMENT, zh(**{R: ["用户询问充电器寄出"]}), mat)
+    assert one.message_ids == ()  # 充电 alone: worth 1
+
+
+def test_an_assistant_ask_needs_shared_terms_worth_two():
+    mat = material(("我的左耳没声音了。", "请提供设备序列号。"))
+    assert where(run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["落实序列号"]}), mat)) == [(c.ASSISTANT_ASK_AS_TODO, T, 4)]
+    assert run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["设备保修卡寄出"]}), mat) == []  # 设备 alone: worth 1
+
+
+def test_growing_by_one_character_without_news_is_growth():
+    longer = PARENT.replace("（订单88232）", "（订单88232）。")
+    assert len(longer) == len(PARENT) + 1
+    assert len(run(c.GROWTH_WITHOUT_NEW_MATTERS, longer, ONLY_QUESTIONS, parent=PARENT)) == 1
+
+
+def test_a_single_digit_amount_is_too_common_to_be_a_tool_detail_but_two_digits_are_not():
+    mat = material(("寄修要多久？", "一般3天，最多12天。"))
+    assert run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["寄修左耳，3天内寄回"]}), mat) == []
+    assert [f.subject for f in run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["寄修左耳，12天内寄回"]}), mat)] == ["12天"]
+
+
+def test_a_consent_line_without_a_quote_needs_a_consent_about_its_matter():
+    mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("算了，申请还是先别提交。", "好的。"))
+    assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请：用户同意提交"]}), mat)) == 1
+    assert run(c.RETRACTED_CONSENT, zh(**{R: ["保护壳的申请：用户同意购买"]}), mat) == []  # 申请 alone: worth 1

@@ -122,3 +122,16 @@ def test_every_finding_names_messages_of_the_conversation(chain, document):
         for finding in findings:
             assert finding.message_ids and set(finding.message_ids) <= ids, finding
             assert finding.kind == c.CODES[finding.code] and finding.detail
+
+
+def test_generations_checked_out_of_order_or_again_report_the_same_findings(chain):
+    """The chain index is extended generation by generation; a re-check of
+    old generations (check_drift) or an out-of-order one reads the same."""
+    _, generations = chain
+    materials = [material for _, _, material, _ in generations]
+    parents = [None] + [text for _, text, _, _ in generations[:-1]]
+    for number in (9, 3, 8, 1, 9, 5):
+        _, text, material, findings = generations[number - 1]
+        again = c.check_note(text, parent=parents[number - 1], material=material,
+                             chain=c.ChainHistory.from_materials(materials[:number]))
+        assert again == findings, number

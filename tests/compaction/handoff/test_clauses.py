@@ -83,3 +83,28 @@ def test_affinity_weighs_ids_over_names_over_word_pairs():
     assert c.affinity(c.topics("提交送修申请"), c.topics("申请还是先别提交")) == 2
     # agreeing words say how, not what: they tie nothing together
     assert c.affinity(c.topics("我同意"), c.topics("同意退款")) == 0
+
+
+@pytest.mark.parametrize("text, role", [
+    ("申请能不能先别提交？", c.QUESTION),  # a hold asked as a question holds nothing
+    ("iPad是不是不买了？", c.QUESTION),  # nor does a drop asked as one
+    ("Don't forget about the upgrade", c.STATEMENT),  # a negated drop is no drop
+    ("我不再同意", c.HOLD),
+    ("还是先修这副吧", c.REQUEST),  # deciding for the repair
+    ("我再想想是去天才吧还是寄修", c.STATEMENT),  # deciding nothing
+])
+def test_near_misses_of_the_roles(text, role):
+    assert c.classify(text)[0] == role
+
+
+def test_the_drift_checks_cut_finer_than_the_builder_quotes():
+    message = "算了，申请还是先别提交：等我下周把包装准备好再说。售价1,899元"
+    assert c.cut(message) == ("算了", "申请还是先别提交", "等我下周把包装准备好再说", "售价1,899元")
+    assert _texts(message) == ["算了，申请还是先别提交", "等我下周把包装准备好再说", "售价1,899元"]
+    assert c.cut("有货吗？好的") == ("有货吗？", "好的")
+
+
+def test_topics_mark_identifiers_and_two_ids_never_point_at_one_matter():
+    assert c.topics("取消订单66001") == {"#66001", "取消", "消订", "订单"}
+    assert c.affinity(c.topics("取消订单66001"), c.topics("取消订单66002")) == 0
+    assert c.affinity(c.topics("取消订单66001"), c.topics("订单66001")) == 4  # the id 3, 订单 1

@@ -1,0 +1,171 @@
+"""What the chain has settled, indexed for the drift checks and extended
+generation by generation (SPEC §8: every generation is checked against
+everything the chain settled so far).
+
+Pure. A chain only grows at its end, so generation *k* reads the messages
+generation *k−1* read plus its own material. ``chain_index`` keeps, per
+scope vocabulary and chain, the index of the last chain it saw; when the
+new chain starts with exactly those messages (same ids, texts and results),
+each part of the new index is built from the old one's part and the new
+messages only — copied, never changed, so a check still holding the old
+index reads what it read. A part is built when a check first asks for it;
+one the last index never built, and any other chain (an edit, a re-check
+of an old generation), is built from every message. The answers are the
+same either way; only the work differs.
+
+The parts: the user messages by key term (a rule about a term looks at the
+messages sharing it), the user, assistant and
+tool corpora (one search for a quote), the values each assistant answer and
+tool result holds (dates, clock times, amounts: ``tool_detail_in_requests``),
+the values the user said, what the user asked to have done, the go-ahead
+events and the abandonments.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from compaction.handoff import values
+from compaction.handoff.material import ToolResult
+from compaction.handoff.reader import Reader
+from compaction.handoff.reading import key_terms, normalise, numbers
+
+from .corpus import Corpus
+from .reading import ChainMessage, UserReading
+
+_KEEP = 32  # chains remembered per vocabulary
+
+
+class ChainIndex:
+    """The index of one chain's settled messages (see the module doc)."""
+
+    def __init__(self, users: list[UserReading], assistants: list[ChainMessage], tools: list[ToolResult],
+                 keys: tuple[list, list, list], base: "ChainIndex | None" = None):
+        self.users, self.assistants, self.tools, self.keys = users, assistants, tools, keys
+        self._base = base
+        self._parts: dict[str, object] = {}
+
+    def part(self, name: str):
+        found = self._parts.get(name)
+        if found is None:
+            empty, extend = _PARTS[name]
+            base = self._base
+            if base is not None and name in base._parts:
+                found = extend(base._parts[name], self, len(base.users), len(base.assistants), len(base.tools))
+            else:
+                found = extend(empty(), self, 0, 0, 0)
+            self._parts[name] = found
+        return found
+
+    def forget_base(self) -> None:
+        """Parts not built yet are built from every message (the base goes, so
+        a chain of indexes does not keep every generation alive)."""
+        self._base = None
+
+    users_by_term = property(lambda self: self.part("users_by_term"))
+    user_corpus = property(lambda self: self.part("user_corpus"))
+    assistant_corpus = property(lambda self: self.part("assistant_corpus"))
+    tool_corpus = property(lambda self: self.part("tool_corpus"))
+    assistant_values = property(lambda self: self.part("assistant_values"))
+    tool_values = property(lambda self: self.part("tool_values"))
+    text_of = property(lambda self: self.part("text_of"))
+    user_date_keys = property(lambda self: self.part("user_date_keys"))
+    user_numbers = property(lambda self: self.part("user_numbers"))
+    user_clock_times = property(lambda self: self.part("user_clock_times"))
+    asking_terms = property(lambda self: self.part("asking_terms"))
+    events = property(lambda self: self.part("events"))
+    abandons = property(lambda self: self.part("abandons"))
+    abandons_by_term = property(lambda self: self.part("abandons_by_term"))
+
+
+def _extended(index: dict, pairs) -> dict:
+    """``index`` (key → list) with ``pairs`` appended, as a new dict whose
+    changed lists are new lists: ``index`` itself stays as it was."""
+    out = dict(index)
+    fresh: set = set()
+    for key, item in pairs:
+        if key in fresh:
+            out[key].append(item)
+        else:
+            out[key] = [*out.get(key, ()), item]
+            fresh.add(key)
+    return out
+
+
+def _value_keys(text: str) -> list[tuple]:
+    """The dates (month and day), clock times and numbers ``text`` holds."""
+    return ([("date", key[1:]) for _, key in values.dates(text)]
+            + [("time", key) for _, key in values.clock_times(text)]
+            + [("amount", n) for n in numbers(text)])
+
+
+def _abandon(users: list[UserReading], user: UserReading) -> tuple[UserReading, frozenset[str], frozenset[str]]:
+    """An abandonment, the key terms its clause names itself and the terms
+    borrowed from the user's previous message when the clause names no
+    matter ("先不买新的了" after "AirPods Max现在多少钱？")."""
+    clause, match = user.abandon
+    named = key_terms(clause[:match.start()] + " " + clause[match.end():])
+    previous = users[user.order - 1] if user.order > 0 else None
+    borrowed = previous.own_terms if not named and previous is not None else frozenset()
+    return user, named, borrowed
+
+
+def _abandons_by_term(old: dict, index: ChainIndex, users_from: int, *_) -> dict:
+    """``old`` with the abandonments of the users from ``users_from`` on
+    (indices into ``abandons``), by the terms a text must share to be about
+    them (``about_dropped`` needs one at least)."""
+    abandons = index.abandons
+    first = len(abandons) - sum(1 for user in index.users[users_from:] if user.abandon)
+    return _extended(old, ((term, i) for i in range(first, len(abandons))
+                           for term in abandons[i][1] or abandons[i][2]))
+
+
+# name: (the empty part, how a part grows by the messages after the given starts)
+_PARTS: dict[str, tuple[Callable, Callable]] = {
+    "users_by_term": (dict, lambda old, ix, u, a, t: _extended(
+        old, ((term, user.order) for user in ix.users[u:] for term in user.terms))),
+    "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
+    "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
+        [normalise(m.text) for m in ix.assistants[a:]])),
+    "tool_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
+        [normalise(r.text) for r in ix.tools[t:]])),
+    "assistant_values": (dict, lambda old, ix, u, a, t: _extended(
+        old, ((key, m.id) for m in ix.assistants[a:] for key in _value_keys(m.text)))),
+    "tool_values": (dict, lambda old, ix, u, a, t: _extended(
+        old, ((key, r.message_id) for r in ix.tools[t:] for key in _value_keys(r.text)))),
+    "text_of": (dict, lambda old, ix, u, a, t: {**old, **{r.message_id: r.text for r in ix.tools[t:]},
+                                                 **{m.id: m.text for m in ix.assistants[a:]}}),
+    "user_date_keys": (frozenset, lambda old, ix, u, a, t: old | {
+        key for user in ix.users[u:] for _, key in values.dates(user.message.text)}),
+    "user_numbers": (frozenset, lambda old, ix, u, a, t: old | {
+        n for user in ix.users[u:] for n in numbers(user.message.text)}),
+    "user_clock_times": (frozenset, lambda old, ix, u, a, t: old | {
+        key for user in ix.users[u:] for _, key in values.clock_times(user.message.text)}),
+    "asking_terms": (list, lambda old, ix, u, a, t: old + [
+        key_terms(clause) for user in ix.users[u:] for clause in user.asking_clauses]),
+    "events": (list, lambda old, ix, u, a, t: old + [user for user in ix.users[u:] if user.state]),
+    "abandons": (list, lambda old, ix, u, a, t: old + [_abandon(ix.users, user) for user in ix.users[u:]
+                                                      if user.abandon]),
+    "abandons_by_term": (dict, _abandons_by_term),
+}
+
+
+def chain_index(reader: Reader, users: list[UserReading], assistants: list[ChainMessage],
+                tools: list[ToolResult]) -> ChainIndex:
+    """The index of a chain, built from the last index of the same chain
+    when this chain extends it (see the module doc)."""
+    keys = ([(u.message.id, u.message.pair_index, u.message.text) for u in users],
+            [(m.id, m.pair_index, m.text) for m in assistants],
+            [(r.message_id, r.pair_index, r.text, r.arguments, r.ok) for r in tools])
+    name = ("chain index", keys[0][0][0] if keys[0] else None)
+    remembered = reader.remembered(name)
+    base = None
+    if remembered is not None and all(len(now) >= len(then) and now[:len(then)] == then
+                                      for now, then in zip(keys, remembered.keys)):
+        if all(len(now) == len(then) for now, then in zip(keys, remembered.keys)):
+            return remembered
+        base = remembered
+        base.forget_base()
+    index = ChainIndex(users, assistants, tools, keys, base)
+    reader.remember(name, index, limit=_KEEP)
+    return index

@@ -1,0 +1,275 @@
+"""One generation's drift-check input, read once and shared by the
+checkers (SPEC §8, seed 001 §4).
+
+Pure. ``DriftInput`` holds the note and its parent parsed into lines, every
+settled message of the chain in order, and the answers several checkers
+share: who gave or withheld a go-ahead and what it is now (the latest
+consent or hold about a matter wins), what was abandoned and whether it was
+asked for again, which values only tools and the assistant said, which
+tool results prove an id, which conditions the user stated and whether a
+line keeps them (``compaction.handoff.reading.keeps``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from functools import cached_property
+
+from compaction.handoff import note as notes
+from compaction.handoff import results
+from compaction.handoff import vocabulary as v
+from compaction.handoff.material import Material, ToolResult
+from compaction.handoff.reader import Reader
+from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, shared, unique, worth
+from compaction.handoff.values import dates, same_date
+
+from .chain import chain_index
+from .corpus import Corpus
+from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
+
+
+class DriftInput:
+    """One generation's check input, read once and shared by the checkers."""
+
+    def __init__(self, *, note: str, parent: str | None, material: Material, chain: ChainHistory,
+                 vocabulary: v.Vocabulary):
+        self.text = notes.extract_summary(note)
+        self.note = notes.parse(self.text)
+        self.parent_text = notes.extract_summary(parent) if parent is not None else None
+        self.parent = notes.parse(self.parent_text) if self.parent_text is not None else None
+        self.material = material
+        self.vocabulary = Reader(vocabulary)
+        users = {m.id: m for m in chain.user_messages}
+        assistants = {m.id: m for m in chain.assistant_messages}
+        tools = {t.message_id: t for t in chain.tool_results}
+        for pair in material.pairs:
+            users.setdefault(pair.user_id, ChainMessage(pair.user_id, pair.index, pair.user_text))
+            assistants.setdefault(pair.assistant_id, ChainMessage(pair.assistant_id, pair.index, pair.assistant_text))
+        for result in material.tool_results:
+            tools.setdefault(result.message_id, result)
+        # Chain order is pair order (one user message and one answer per pair).
+        self.users = [_user_reading(self.vocabulary, m, i) for i, m in enumerate(
+            sorted(users.values(), key=lambda m: m.pair_index))]
+        self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
+        self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
+        self.material_user_ids = {p.user_id for p in material.pairs}
+        self.lines = read_lines(self.note)
+        self.parent_lines = read_lines(self.parent) if self.parent else []
+        self.headings = notes.heading_lines(self.text)
+        self._resumed: dict[int, bool] = {}
+        self._questions: dict[str, list[int]] = {}
+        self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
+        self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
+
+    # -- what the user said
+
+    @cached_property
+    def user_corpus(self) -> Corpus:
+        return self.chain.user_corpus
+
+    def not_the_users(self, words: str) -> list[str]:
+        """The assistant answers, then the tool results, that hold ``words``."""
+        return ([self.assistants[i].id for i in self.chain.assistant_corpus.holding(words)]
+                + [self.tools[i].message_id for i in self.chain.tool_corpus.holding(words)])
+
+    def closest_user(self, words: str) -> UserReading | None:
+        """The user message closest to ``words`` (``Corpus.closest``)."""
+        index = self.user_corpus.closest(words)
+        return self.users[index] if index is not None else None
+
+    @cached_property
+    def users_by_term(self) -> dict[str, list[int]]:
+        """The chain order of the user messages holding each key term: a rule
+        about a term looks at the messages that share it, not at all."""
+        return self.chain.users_by_term
+
+    def questions_with(self, term: str) -> list[int]:
+        """The user messages that ask a question and hold ``term`` (chain
+        order); none for a term so common it tells no message apart (寄修,
+        AirPods: more than a twentieth of the chain, and at least 20). Only
+        the messages holding the term are read, and no further than needed
+        to know it is that common."""
+        found = self._questions.get(term)
+        if found is None:
+            common = max(20, len(self.users) // 20)
+            found = []
+            for order in self.users_by_term.get(term, ()):
+                if self.users[order].asks_question:
+                    found.append(order)
+                    if len(found) > common:
+                        found = []
+                        break
+            self._questions[term] = found
+        return found
+
+    def said_by_user(self, words: str) -> bool:
+        words = edge_strip(normalise(words))
+        return bool(words) and words in self.user_corpus
+
+    def users_saying(self, words: str) -> list[UserReading]:
+        return [self.users[i] for i in self.user_corpus.holding(edge_strip(normalise(words)))]
+
+    def user_said_value(self, kind: str, key) -> bool:
+        if kind == "date":
+            return any(same_date(key, said) for said in self.chain.user_date_keys)
+        if kind == "time":
+            return key in self.chain.user_clock_times
+        if kind == "amount":
+            return key in self.chain.user_numbers
+        return key in self.user_corpus_lower
+
+    @cached_property
+    def user_corpus_lower(self) -> str:
+        return self.user_corpus.joined.lower()
+
+    def value_sources(self, kind: str, key) -> list[str]:
+        """The tool results, then the assistant answers, that hold a value."""
+        chain = self.chain
+        if kind == "word":
+            return ([self.tools[i].message_id for i in self._tool_lower.holding(key)]
+                    + [self.assistants[i].id for i in self._assistant_lower.holding(key)])
+        if kind == "date":
+            found = chain.tool_values.get(("date", key[1:]), []) + chain.assistant_values.get(("date", key[1:]), [])
+            return [i for i in unique(found) if any(same_date(key, k) for _, k in dates(chain.text_of[i]))]
+        return list(unique(chain.tool_values.get((kind, key), []) + chain.assistant_values.get((kind, key), [])))
+
+    @cached_property
+    def _tool_lower(self) -> Corpus:
+        return Corpus([t.text.lower() for t in self.tools])
+
+    @cached_property
+    def _assistant_lower(self) -> Corpus:
+        return Corpus([m.text.lower() for m in self.assistants])
+
+    @cached_property
+    def asking_terms(self) -> list[frozenset[str]]:
+        """The key terms of every user clause that asks for something to be done."""
+        return self.chain.asking_terms
+
+    @cached_property
+    def user_by_id(self) -> dict[str, UserReading]:
+        return {u.message.id: u for u in self.users}
+
+    @cached_property
+    def events(self) -> list[UserReading]:
+        """User messages that give or withhold a go-ahead, in chain order."""
+        return self.chain.events
+
+    def final_state(self, start: UserReading, matter: frozenset[str]) -> tuple[str, UserReading]:
+        """The go-ahead state of a matter after ``start``: each later consent
+        or hold that names the matter (shared key terms worth 2) changes it,
+        and so does the next consent or hold right after the last change when
+        it names no matter of its own ("先别提交了")."""
+        state, last = start.state or "consent", start
+        for event in self.events:
+            if event.order <= start.order:
+                continue
+            nearest = next((e for e in self.events if e.order > last.order), None)
+            if shared(event.own_terms, matter) >= 2 or (event is nearest and worth(event.own_terms) < 2):
+                state, last = event.state, event
+        return state, last
+
+    # -- abandonments
+
+    @cached_property
+    def abandons(self) -> list[tuple[UserReading, frozenset[str], frozenset[str]]]:
+        """Each abandonment, the key terms its clause names itself and the
+        terms borrowed from the user's previous message when the clause
+        names no matter ("先不买新的了" after "AirPods Max现在多少钱？")."""
+        return self.chain.abandons
+
+    @staticmethod
+    def about_dropped(found: frozenset[str], named: frozenset[str], borrowed: frozenset[str]) -> bool:
+        """Whether a text is about a dropped matter: it shares what the
+        abandoning clause named (worth 2, or its one term when it names only
+        one), or two distinct terms of the message before a clause that
+        named nothing (one shared product name is not enough: the repair and
+        the dropped purchase are both AirPods)."""
+        if named:
+            return shared(found, named) >= min(2, worth(named))
+        return len(found & borrowed) >= 2
+
+    def resumes(self, user: UserReading) -> bool:
+        """``user`` asks again for a matter an earlier message abandoned."""
+        return bool(not user.abandon and user.asking_clauses and any(
+            self.about_dropped(user.own_terms, named, borrowed)
+            for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
+
+    @cached_property
+    def _abandons_by_term(self) -> dict[str, list[int]]:
+        return self.chain.abandons_by_term
+
+    def dropped_about(self, found: frozenset[str]):
+        """The abandonments a text with key terms ``found`` is about, in chain order."""
+        by_term = self._abandons_by_term
+        candidates = sorted({i for term in found for i in by_term.get(term, ())})
+        return [self.abandons[i] for i in candidates if self.about_dropped(found, *self.abandons[i][1:])]
+
+    def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
+        """A later user message asks for the dropped matter again."""
+        key = abandon.order
+        if key not in self._resumed:
+            later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
+                            if order > abandon.order})
+            self._resumed[key] = any(
+                not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
+                for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
+        return self._resumed[key]
+
+    # -- tools
+
+    def succeeded(self, result: ToolResult) -> bool:
+        return results.outcome(result, self.vocabulary) is True
+
+    def failed(self, result: ToolResult) -> bool:
+        return results.outcome(result, self.vocabulary) is False
+
+    def proves(self, result: ToolResult, ident: str) -> bool:
+        """``compaction.handoff.results.proves``: the builder's done rule."""
+        return results.proves(result, ident, self.vocabulary)
+
+    # -- conditions
+
+    def conditions_in(self, text: str, *, message_id: str | None, order: int, section: str) -> list[Condition]:
+        """The user conditions ``text`` states: its clauses that match
+        ``constraint``, not a question, not an abandonment."""
+        out = []
+        for clause in clauses(text):
+            read = self.vocabulary.kept(("condition", clause), clause, lambda: self._condition(clause))
+            if read is not None:
+                out.append(replace(read, message_id=message_id, order=order, section=section))
+        return out
+
+    def _condition(self, clause: str) -> Condition | None:
+        if self.vocabulary.matches(v.QUESTION, clause) or self.vocabulary.unnegated(v.ABANDON, clause):
+            return None
+        match = self.vocabulary.find(v.CONSTRAINT, clause)
+        if not match:
+            return None
+        return Condition.of(clause, match, is_hold=self.vocabulary.matches(v.HOLD, clause))
+
+    def as_condition(self, clause: str, match: re.Match) -> Condition:
+        """A consent, hold or abandonment clause read as a condition keyed by
+        its phrase, to ask whether a note keeps it."""
+        return Condition.of(clause, match, is_hold=self.vocabulary.matches(v.HOLD, clause))
+
+    def kept_anywhere(self, lines: list[LineReading], condition: Condition) -> bool:
+        """Whether any of ``lines`` keeps ``condition``; only the lines holding
+        its operator word can (``reading.keeps``), so only they are read."""
+        entry = self._line_corpora.get(id(lines))
+        if entry is None or entry[0] is not lines:
+            entry = self._line_corpora[id(lines)] = (lines, Corpus([line.lower for line in lines]))
+        corpus = entry[1]
+        return any(keeps(lines[i], condition) for i in corpus.holding(normalise(condition.operator).lower()))
+
+    @cached_property
+    def parent_terms(self) -> frozenset[str]:
+        return key_terms(self.parent_text or "")
+
+
+def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:
+    """The reading of one user message at its place in the chain, kept:
+    a chain only grows at its end, so earlier messages read the same."""
+    return reader.kept(("user", message.id, message.pair_index, message.text, order), message.text,
+                       lambda: UserReading(message, order, reader))

@@ -1,0 +1,197 @@
+"""Reading a text with a scope's vocabulary, once (SPEC §8: "their
+vocabularies … live in one place, documented, extensible per scope";
+``compaction.handoff.vocabulary``).
+
+Pure. ``Reader`` answers "does this text say something of this category?"
+with one search of the category's patterns joined into one alternation,
+asks the vocabulary for the match itself only when that search found
+something, and keeps every answer per text (one note reads the same clauses
+many times, and the next generation reads the same chain again). Patterns
+that need a Latin letter are not tried on a text without one, nor those
+that need an ideograph on a text without one — the same answers, a third of
+the work on a Chinese clause. The builder and the drift checks read through
+the same ``Reader``, so a clause read by one is read for the other.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from . import vocabulary as v
+from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, key_terms, memoised, negated
+
+_MISSING = object()
+_READINGS: dict[int, tuple] = {}
+
+# Which scripts a text holds: a pattern that needs a Latin letter cannot
+# match a text without one (re.I folds ſ and K, the Kelvin sign, into s and
+# k, so the test is re's own), nor one that needs an ideograph a text
+# without one. Skipping those patterns changes no answer; on a Chinese
+# clause it skips most English patterns, and the other way round.
+_HAS_LATIN = re.compile(r"[a-z]", re.I)
+_HAS_CJK = CJK_RUN
+
+
+def _script_of(code: int, script: str) -> bool:
+    char = chr(code)
+    return bool(_HAS_LATIN.match(char)) if script == "latin" else bool(CJK_RUN.match(char))
+
+
+def _requires(items, script: str) -> bool:
+    """Whether every match of a parsed pattern holds a character of ``script``
+    (conservative: False whenever that is not certain)."""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL" and _script_of(av, script):
+            return True
+        if name == "IN" and av and all(
+                (str(kind) == "LITERAL" and _script_of(value, script))
+                or (str(kind) == "RANGE" and all(_script_of(c, script) for c in range(value[0], value[1] + 1)))
+                for kind, value in av):
+            return True
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1 and _requires(av[2], script):
+            return True
+        if name == "SUBPATTERN" and _requires(av[3], script):
+            return True
+        if name == "ATOMIC_GROUP" and _requires(av, script):
+            return True
+        if name == "BRANCH" and all(_requires(branch, script) for branch in av[1]):
+            return True
+    return False
+
+
+def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
+    """(needs a Latin letter, needs an ideograph) for one vocabulary pattern."""
+    from re import _parser
+
+    try:
+        parsed = list(_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # an unparsable pattern: assume it needs nothing
+        return False, False
+    return _requires(parsed, "latin"), _requires(parsed, "cjk")
+
+
+def _alternations(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
+    """Per category, one alternation for each (text has Latin, text has
+    ideographs) of the patterns such a text can match."""
+    out = {}
+    for category, by_language in vocabulary.patterns.items():
+        patterns = [(p, _needs(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
+        out[category] = {
+            (latin, cjk): re.compile("|".join(f"(?:{p.pattern})" for p, (needs_latin, needs_cjk) in patterns
+                                              if (latin or not needs_latin) and (cjk or not needs_cjk)) or r"(?!)",
+                                     re.I)
+            for latin in (False, True) for cjk in (False, True)}
+    return out
+
+
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[str, dict]]:
+    """Each category's alternations, compiled once per vocabulary, the
+    answers already given for it, and per category the texts already tested
+    (kept with the vocabulary itself, so an id reused for another is never
+    confused)."""
+    cached = _READINGS.get(id(vocabulary))
+    if cached is None or cached[0] is not vocabulary:
+        if len(_READINGS) > 64:
+            _READINGS.clear()
+        compiled = _alternations(vocabulary)
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
+    if len(cached[2]) > 8 * _MEMO:
+        cached[2].clear()
+    return cached[1], cached[2], cached[3]
+
+
+@memoised
+def _scripts(text: str) -> tuple[bool, bool]:
+    return bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))
+
+
+class Reader:
+    """The scope's vocabulary, read once per text: a yes/no test is one
+    search of the category's alternation, a match is asked of the
+    vocabulary only when that search found something, and every answer is
+    kept. Both languages are always tried (mixed conversations exist); a
+    category the vocabulary does not have matches nothing."""
+
+    def __init__(self, vocabulary: v.Vocabulary = v.DEFAULT):
+        self.vocabulary = vocabulary
+        self._any, self._memo, self._tested = _reading(vocabulary)
+
+    def kept(self, key: tuple, text: str, compute):
+        """``compute()`` remembered under ``key`` (for readings of ``text``)."""
+        if len(text) > _MEMO_TEXT:
+            return compute()
+        found = self._memo.get(key, _MISSING)  # one lookup: another reading may clear the memo meanwhile
+        if found is _MISSING:
+            found = self._memo[key] = compute()
+        return found
+
+    def remembered(self, key: tuple):
+        """What ``remember`` kept under ``key``, or None."""
+        return self._memo.get(key)
+
+    def remember(self, key: tuple, value, *, limit: int) -> None:
+        """Keep ``value`` under ``key`` (at most ``limit`` such values per
+        first key element; the oldest goes)."""
+        kind = key[0]
+        names = self._memo.setdefault((kind, "names"), [])
+        if key in names:
+            names.remove(key)
+        names.append(key)
+        while len(names) > limit:
+            self._memo.pop(names.pop(0), None)
+        self._memo[key] = value
+
+    def matches(self, category: str, text: str) -> bool:
+        tested = self._tested.get(category)
+        if tested is None:
+            return False
+        found = tested.get(text)
+        if found is None:
+            found = self._any[category][_scripts(text)].search(text) is not None
+            if len(text) <= _MEMO_TEXT:
+                if len(tested) >= _MEMO:
+                    tested.clear()
+                tested[text] = found
+        return found
+
+    def find(self, category: str, text: str) -> re.Match | None:
+        """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
+        if not self.matches(category, text):
+            return None
+        return self.kept(("find", category, text), text, lambda: self.vocabulary.find(category, text))
+
+    def find_all(self, category: str, text: str) -> list[re.Match]:
+        """Every match, by position then length (longest first)."""
+        if not self.matches(category, text):
+            return []
+        return self.kept(("find_all", category, text), text, lambda: self.vocabulary.find_all(category, text))
+
+    def unnegated(self, category: str, text: str) -> re.Match | None:
+        """The first match of ``category`` that no negation undoes."""
+        for match in self.find_all(category, text):
+            if not negated(text, match.start()):
+                return match
+        return None
+
+    def without(self, text: str, categories: Iterable[str]) -> str:
+        """``text`` with every match of ``categories`` blanked out."""
+        spans = sorted(m.span() for c in categories for m in self.find_all(c, text))
+        if not spans:
+            return text
+        out, at = [], 0
+        for start, end in spans:
+            if start >= at:
+                out.append(text[at:start])
+                out.append(" ")
+            at = max(at, end)
+        out.append(text[at:])
+        return "".join(out)
+
+    def matter_terms(self, text: str) -> frozenset[str]:
+        """Key terms without the consent, hold, abandonment and question
+        phrases themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？"
+        names AirPods and Max, not 多少."""
+        return self.kept(("matter_terms", text), text,
+                         lambda: key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION))))

@@ -1,0 +1,294 @@
+"""How the hand-off rules read a text — the one home of the reading rules the
+offline builder and the drift checks share (SPEC §7, §8; seed 001 §4
+"走样有三种：丢、错、多" and its table "交接单该装什么").
+
+Pure. The builder (``compaction.handoff.builder``) must never write a note
+the drift checks (``compaction.drift``) find lost or grown, so both read with
+these rules and nothing else:
+
+- **Whitespace normalisation** (SPEC §8): a run of whitespace is one space,
+  and a space touching a non-ASCII character goes (Chinese carries no word
+  spaces). Quotes and kept clauses are compared after it.
+- **Key terms** say what a text is about: Latin words, model names and
+  numbers (lower-cased, two characters or more, no stop words) and Chinese
+  two-character terms without a filler character (的了吗我你先别…) and that
+  are not how-words (同意, 现在, 用户, 原话…). A Latin word or number is
+  worth 2, a Chinese term 1; two texts are *about the same matter* when
+  the terms they share are worth 2 or more.
+- **Matter terms** (``reader.Reader.matter_terms``): the key terms without
+  the consent, hold, abandonment and question phrases ("先别提交了" names 提交).
+- **Identifiers** (order, ticket, booking numbers): four characters or more,
+  a digit among them, and a letter, a hyphen or five digits or more — a
+  price (1899), a date or a capacity (128GB) is none.
+- **Negation**: a consent or abandonment right after 不 / 没 / 未 / 别 /
+  不再 or "don't", "not", "never", "no longer" is not one.
+- **News** (``brings_news``): a text brings a new matter when it names an
+  identifier, or new key terms worth 3 or more, that the note does not hold.
+- **Keeping** (``keeps``): a note line keeps a user clause when it holds it
+  verbatim, or holds its operator word (the constraint, consent, hold or
+  abandon phrase), every number of it and at least 60% (``KEPT_SHARE``) of
+  the worth of its other key terms on each side of the operator
+  ("只要银色或者深空灰" kept as "黑色优先" is lost: the "only" is gone;
+  "iPad的保护壳也只要银色或者深空灰" is not kept by a line on the iPad's
+  colours: the case is new). A later condition with the same operator and
+  other numbers about the same thing supersedes the earlier one
+  (``supersedes``: "预算改成5000以内" after "预算4000以内").
+
+Texts read are remembered across calls (``memoised``): the next generation
+re-reads the whole chain, and only its new material is new. How texts are
+read with a scope's vocabulary is ``compaction.handoff.reader``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, wraps
+from typing import TYPE_CHECKING, Iterable
+
+from . import vocabulary as v
+
+if TYPE_CHECKING:
+    from .reader import Reader
+
+KEPT_SHARE = 0.6
+NEW_MATTER_WORTH = 3
+# Only texts up to _MEMO_TEXT characters are remembered (a message may be
+# 1 MiB), at most _MEMO per function; a full memo starts again empty.
+_MEMO = 1 << 16
+_MEMO_TEXT = 4096
+
+
+def memoised(fn):
+    """``fn(text)`` remembered per text (see the module doc)."""
+    memo: dict[str, object] = {}
+
+    @wraps(fn)
+    def read(text: str):
+        if len(text) > _MEMO_TEXT:
+            return fn(text)
+        found = memo.get(text)
+        if found is None:
+            if len(memo) >= _MEMO:
+                memo.clear()
+            found = memo[text] = fn(text)
+        return found
+
+    return read
+
+
+# ---------------------------------------------------------------- normalisation
+
+_WS = re.compile(r"\s+")
+_SPACE_BY_WIDE = re.compile(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ")
+EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
+
+
+@memoised
+def normalise(text: str) -> str:
+    """Whitespace normalisation (SPEC §8)."""
+    return _SPACE_BY_WIDE.sub("", _WS.sub(" ", text).strip())
+
+
+def edge_strip(text: str) -> str:
+    """``text`` without punctuation, spaces and quotation marks at its edges."""
+    return text.strip(EDGE)
+
+
+# ---------------------------------------------------------------- key terms
+
+_LATIN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
+CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Characters that carry no matter: particles, pronouns, copulas, connectors,
+# modal and negating words.
+_STOP_CHARS = frozenset("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着"
+                        "个些其之而且并但一什怎先别不没要想可以")
+# Terms that say how, not what: the note's own labels, agreeing, asking,
+# timing and hedging words every matter shares would tie unrelated ones together.
+_GENERIC = frozenset("""用户 助手 原话 暂缓 放弃 已放 当前 目前 已经 需要 提供 确认 告知 补充 一下 可以 现在 什么 怎么
+同意 明确 还是 算了 准备 知道 觉得 应该 没有 问题 谢谢 那边 这边 直接 时候 如果 因为 所以 但是 然后 不过 其实 大概
+一直 感觉 东西 情况 办法 一起 马上 今天 明天 下周 这样 那样 一样 比较 非常 特别 办理 麻烦 帮忙""".split())
+_EN_STOP = frozenset("""a an the and or but to of in on for with at by from is are was were be been being it its this
+that these those i me my mine you your yours we our us they their them he she his her do does did done can could
+would should will shall may might must have has had not no yes please user users assistant quote what which how
+when where why who whether if so just about any some there here then than also too very up out into as all get got
+go want wants wanted need needs like let lets ok okay thanks thank hi hello sorry more now off one two only under
+before after again ahead hold yet until wait still sure maybe really much many""".split())
+
+
+@memoised
+def key_terms(text: str) -> frozenset[str]:
+    """The key terms of ``text`` (see the module doc)."""
+    found = set()
+    for token in _LATIN_TOKEN.findall(text):
+        token = token.lower()
+        if len(token) >= 2 and token not in _EN_STOP:
+            found.add(token)
+    for run in CJK_RUN.findall(text):
+        for i in range(len(run) - 1):
+            pair = run[i:i + 2]
+            if pair[0] not in _STOP_CHARS and pair[1] not in _STOP_CHARS and pair not in _GENERIC:
+                found.add(pair)
+    return frozenset(found)
+
+
+def is_stop_word(word: str) -> bool:
+    return word.lower() in _EN_STOP
+
+
+def worth(found: Iterable[str]) -> int:
+    """A Latin word or number counts 2, a Chinese two-character term 1."""
+    return sum(2 if term[0].isascii() else 1 for term in found)
+
+
+def shared(a: frozenset[str], b: frozenset[str]) -> int:
+    """The worth of the terms two texts share (2 or more: the same matter)."""
+    return worth(a & b)
+
+
+# ---------------------------------------------------------------- numbers and ids
+
+_NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
+_ID_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-z0-9])")
+_ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
+_QUANTITY = re.compile(r"^\d{1,5}(?:\.\d+)?[A-Za-z]{1,3}$")  # 128GB, 15kg: an amount, not an id
+
+
+def number_key(raw: str) -> str:
+    return raw.replace(",", "")
+
+
+@memoised
+def numbers(text: str) -> frozenset[str]:
+    """Every number written in ``text``, thousands separators removed."""
+    return frozenset(number_key(n) for n in _NUMBER.findall(text))
+
+
+def is_identifier(token: str) -> bool:
+    """Whether one token (edge ``-_/`` aside) is an identifier (see the module doc)."""
+    token = token.strip("-_/")
+    return (len(token) >= 4 and any(ch.isdigit() for ch in token) and not _ISO_DATE.match(token)
+            and not _QUANTITY.match(token)
+            and (any(ch.isalpha() or ch == "-" for ch in token) or sum(ch.isdigit() for ch in token) >= 5))
+
+
+@memoised
+def identifiers(text: str) -> tuple[str, ...]:
+    """The identifiers ``text`` names, in order, once each."""
+    return unique(token.strip("-_/") for token in _ID_TOKEN.findall(text) if is_identifier(token))
+
+
+def unique(*groups: Iterable[str]) -> tuple[str, ...]:
+    """The items of ``groups`` in order, once each, empty ones left out."""
+    seen: dict[str, None] = {}
+    for group in groups:
+        for item in group:
+            if item:
+                seen.setdefault(item, None)
+    return tuple(seen)
+
+
+# ---------------------------------------------------------------- negation
+
+_NEGATION_ZH = re.compile(r"(不|没|未|别|不再)$")
+_NEGATION_EN = re.compile(
+    r"\b(don'?t|do not|does not|doesn'?t|did not|didn'?t|won'?t|not|never|no longer)\s+(\w+\s+)?$", re.I)
+
+
+def negated(text: str, start: int) -> bool:
+    """Whether what starts at ``start`` follows a negation: 不同意, "don't agree"."""
+    before = text[max(0, start - 24):start]
+    return bool(_NEGATION_ZH.search(before[-2:]) or _NEGATION_EN.search(before))
+
+
+# ---------------------------------------------------------------- keeping
+
+
+class Holding:
+    """What a note line (or several joined) holds, read once for ``keeps``."""
+
+    def __init__(self, text: str):
+        self.held = text
+
+    @cached_property
+    def normal(self) -> str:
+        return normalise(self.held)
+
+    @cached_property
+    def lower(self) -> str:
+        return self.normal.lower()
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        return key_terms(self.held)
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        return numbers(self.normal)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A user clause to be kept, keyed by its operator word (the phrase that
+    makes it a condition, a consent, a hold or an abandonment): its numbers,
+    its key terms, and apart the terms of what it is about (before the
+    operator: "iPad的保护壳也") and of its value (after it: "银色或者深空灰")."""
+
+    clause: str
+    operator: str
+    numbers: frozenset[str]
+    terms: frozenset[str]
+    subject: frozenset[str] = frozenset()
+    value: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, clause: str, match: re.Match, **more) -> "Phrase":
+        found = numbers(clause)
+        return cls(clause=clause, operator=match.group(), numbers=found, terms=key_terms(clause),
+                   subject=key_terms(clause[:match.start()]) - found, value=key_terms(clause[match.end():]) - found,
+                   **more)
+
+
+def _covered(wanted: frozenset[str], held: frozenset[str]) -> bool:
+    return worth(wanted & held) >= KEPT_SHARE * worth(wanted)
+
+
+def keeps(line: Holding, phrase: Phrase) -> bool:
+    """Whether ``line`` keeps ``phrase``: verbatim, or its operator, every
+    number of it and ``KEPT_SHARE`` of the worth of its key terms — on each
+    side of the operator, so that "iPad的保护壳也只要银色或者深空灰的" is not
+    kept by a line about the iPad's colours alone (what it is about is new)."""
+    if normalise(phrase.operator).lower() not in line.lower:
+        return False  # the verbatim clause holds its operator too
+    if edge_strip(normalise(phrase.clause)) in line.normal:
+        return True
+    if not phrase.numbers <= line.numbers:
+        return False
+    return _covered(phrase.subject, line.terms) and _covered(phrase.value, line.terms)
+
+
+def supersedes(new: Phrase, old: Phrase) -> bool:
+    """A later condition replaces an earlier one when it restates it with
+    the same operator and other numbers about the same thing (a shared key
+    term besides the numbers): "预算改成5000以内" replaces "预算4000以内"."""
+    return (new.operator == old.operator and bool(new.numbers) and bool(old.numbers) and new.numbers != old.numbers
+            and shared(new.terms - new.numbers, old.terms - old.numbers) >= 1)
+
+
+def brings_news(text: str, known: frozenset[str]) -> bool:
+    """Whether ``text`` names what ``known`` (the key terms of what a note
+    holds already) does not — a new matter: an identifier (SPEC §8: 取消订单
+    66002 beside 66001 is a second matter), or new key terms worth
+    ``NEW_MATTER_WORTH`` or more (not "好的，谢谢")."""
+    novel = key_terms(text) - known
+    return worth(novel) >= NEW_MATTER_WORTH or any(i.lower() in novel for i in identifiers(text))
+
+
+def keeps_text(reader: "Reader", text: str, clause: str, categories=(v.CONSTRAINT,)) -> bool:
+    """Whether ``text`` keeps ``clause``, its operator the first match of
+    the first of ``categories`` that it has: verbatim only when it has none."""
+    for category in categories:
+        match = reader.find(category, clause)
+        if match:
+            return keeps(Holding(text), Phrase.of(clause, match))
+    return edge_strip(normalise(clause)) in normalise(text)

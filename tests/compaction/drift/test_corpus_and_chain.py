@@ -1,0 +1,115 @@
+"""How the drift checks search the chain (compaction.drift.corpus, chain)
+and read texts by script (compaction.handoff.reading): faster ways to the
+same answers, so each is checked against the plain way."""
+
+import difflib
+import re
+
+import pytest
+
+from compaction.drift.checkers import ChainHistory
+from compaction.drift.corpus import Corpus
+from compaction.handoff import reader as rd
+from compaction.handoff import reading as r
+from compaction.handoff import vocabulary as v
+
+TEXTS = ["算了，申请还是先别提交", "", "预算4000以内，只要银色或者深空灰", "I only want a window seat", "先别提交，等我下周再说"]
+
+
+def _closest_by_difflib(texts, words):
+    best, best_size = None, max(2, len(words) // 3)
+    for i, text in enumerate(texts):
+        size = difflib.SequenceMatcher(None, words, text, autojunk=False).find_longest_match(
+            0, len(words), 0, len(text)).size
+        if size > best_size or (best is None and size == best_size):
+            best, best_size = i, size
+    return best
+
+
+def test_holding_names_each_text_holding_the_words_once_in_order():
+    corpus = Corpus(TEXTS)
+    assert corpus.holding("先别提交") == [0, 4]
+    assert corpus.holding("提交先别") == [] and corpus.holding("") == []
+    assert "window" in corpus and "" not in corpus
+    assert corpus.holding("交\x00") == []  # no hit spans two texts
+
+
+@pytest.mark.parametrize("words", ["申请先别提交了吧", "只要深空灰的", "window seat please", "下周再说吧算了", "完全无关的话",
+                                   "x", "先别提交"])
+def test_the_closest_text_is_the_one_difflib_finds(words):
+    assert Corpus(TEXTS).closest(words) == _closest_by_difflib(TEXTS, words)
+
+
+def test_an_extended_corpus_is_the_corpus_of_all_its_texts():
+    whole, grown = Corpus(TEXTS), Corpus(TEXTS[:2]).extended(TEXTS[2:])
+    assert (grown.joined, grown.starts, grown.texts) == (whole.joined, whole.starts, whole.texts)
+    assert Corpus([]).extended(["a"]).joined == "a" and Corpus(["a"]).extended([]).joined == "a"
+
+
+@pytest.mark.parametrize("pattern, needs", [
+    (r"\bhold (off|on)\b", (True, False)),
+    (r"先别", (False, True)),
+    (r"\d+\s*(元|块)", (False, True)),
+    (r"[？?]\s*$", (False, False)),  # a question mark alone needs no script
+    (r"\$\s?\d", (False, False)),
+    (r"(a|先)", (False, False)),  # either script may match
+    (r"x?先", (False, True)),
+])
+def test_a_pattern_is_skipped_only_on_texts_it_cannot_match(pattern, needs):
+    assert rd._needs(re.compile(pattern, re.I)) == needs
+
+
+def test_script_skipping_gives_the_answers_of_every_pattern():
+    reader = rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
+    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123"]
+    for category, by_language in reader.vocabulary.patterns.items():
+        for text in texts:
+            plain = any(p.search(text) for ps in by_language.values() for p in ps)
+            assert reader.matches(category, text) == plain, (category, text)
+
+
+def test_remembered_values_are_kept_per_kind_up_to_a_limit():
+    reader = rd.Reader(v.DEFAULT.extended({}))
+    for i in range(5):
+        reader.remember(("test kind", i), i, limit=3)
+    assert [reader.remembered(("test kind", i)) for i in range(5)] == [None, None, 2, 3, 4]
+
+
+def test_a_run_shorter_than_a_third_of_the_words_is_not_close():
+    words = "先别提交嘿嘿嘿嘿嘿嘿嘿嘿嘿嘿嘿"  # a run of 4 of 15 characters
+    assert Corpus(TEXTS).closest(words) is None
+    assert Corpus(TEXTS).closest(words[:12]) == 0  # 4 of 12 is a third
+
+
+def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
+    from compaction.drift.chain import _PARTS, ChainIndex
+    from compaction.drift.input import DriftInput
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    notes_ = [script.NOTES[0]] * len(materials)
+    vocabulary = v.DEFAULT.extended({})  # a reader of its own: nothing remembered from other tests
+    inputs = []
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=notes_[number - 1], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        for name in _PARTS:
+            d.chain.part(name)  # built from the previous generation's parts
+        inputs.append(d)
+    assert all(d.chain._base is None or d.chain._base is inputs[i - 1].chain for i, d in enumerate(inputs) if i)
+    for d in inputs[1:]:
+        fresh = ChainIndex(d.users, d.assistants, d.tools, d.chain.keys)
+        for name in _PARTS:
+            grown, built = d.chain.part(name), fresh.part(name)
+            if isinstance(grown, Corpus):
+                grown, built = (grown.joined, grown.starts), (built.joined, built.starts)
+            assert grown == built, name
+
+
+def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
+    alternations = rd._alternations(v.DEFAULT)[v.HOLD]
+    assert "先别" not in alternations[(True, False)].pattern and "hold" in alternations[(True, False)].pattern
+    assert "hold" not in alternations[(False, True)].pattern and "先别" in alternations[(False, True)].pattern
+    question = rd._alternations(v.DEFAULT)[v.QUESTION][(False, False)].pattern
+    assert "?" in question and "吗" not in question  # a question mark alone needs no script
