@@ -97,6 +97,8 @@ _STALEABLE = (JobState.PENDING, JobState.FAILED, JobState.EXHAUSTED)
 # Why a planning pass asked for nothing (besides the trigger's own reasons).
 OPEN_JOB = "open_job"  # the tip already has an open child job
 NOT_ROLLING = "not_rolling"
+# What binding a batch found (``handoff_job_bind``).
+NEW, REVIVED, EXISTS = "new", "revived", "exists"
 _IN_CHUNK = 500  # ids per IN list (SQLite's variable limit)
 
 
@@ -421,13 +423,12 @@ def handoff_plan(*, conversation, trigger: str = TRIGGER_PLAN, round: int = 1) -
                 break
             batch = planned.batches[0]
             estimate = note_tokens + sum(tokens)
-            job, runnable = handoff_job_bind(conversation=conv, parent=tip, batch=batch, prompt_version=pv,
-                                             model_id=model_id, trigger=trigger, round=round, estimate=estimate)
+            job, bound = handoff_job_bind(conversation=conv, parent=tip, batch=batch, prompt_version=pv,
+                                          model_id=model_id, trigger=trigger, round=round, estimate=estimate)
             _checked(conv.pk, tip, batch.reason, pair_count=first + len(tokens), batch=batch, estimate=estimate)
-            if runnable:
+            if bound in (NEW, REVIVED) and job.state == JobState.PENDING:
                 to_run.append(job)
-                break
-            if job.state == JobState.SUCCEEDED and job.source_changed_at is None:
+            elif bound == REVIVED and job.state == JobState.SUCCEEDED:
                 round += 1  # an undone edit revived a written generation: it is the tip now
                 continue
             break
@@ -436,11 +437,11 @@ def handoff_plan(*, conversation, trigger: str = TRIGGER_PLAN, round: int = 1) -
 
 def handoff_job_bind(*, conversation, parent: SummaryGeneration | None, batch: PlannedBatch,
                      prompt_version: PromptVersion, model_id: str, trigger: str, round: int,
-                     estimate: int) -> tuple[CompactionJob, bool]:
+                     estimate: int) -> tuple[CompactionJob, str]:
     """The job bound to ``batch`` of the material as stored now, written
-    from ``parent``: created pending with its plan, or the existing job of
-    that binding (revived if an edit had made it stale and is undone now).
-    Returns (job, whether it should be enqueued)."""
+    from ``parent``: created pending with its plan (``NEW``), or the
+    existing job of that binding — ``REVIVED`` if an edit had made it stale
+    and is undone now, else ``EXISTS``."""
     pairs = stored_pairs(conversation.pk, batch.from_pair, batch.to_pair)
     digest, ids = range_digest(pairs, batch.from_pair, batch.to_pair)
     if not digest:
@@ -456,11 +457,11 @@ def handoff_job_bind(*, conversation, parent: SummaryGeneration | None, batch: P
             "round": round, "trigger": trigger, "reason": batch.reason, "material_messages": batch.message_count,
             "material_tokens": batch.token_count, "estimate_tokens": estimate, "current_digest": digest})
         if created:
-            return job, True
+            return job, NEW
         if plan.current_digest != digest:
             HandoffPlan.objects.filter(pk=plan.pk).update(current_digest=digest)
         if job.source_changed_at is None and job.state != JobState.STALE:
-            return job, False
+            return job, EXISTS
         # The binding matches the stored source and the tip again: an edit
         # was undone (or the claim found another tip then). Revive the job.
         now = timezone.now()
@@ -468,7 +469,7 @@ def handoff_job_bind(*, conversation, parent: SummaryGeneration | None, batch: P
         CompactionJob.objects.filter(pk=job.pk, state=JobState.STALE).update(state=state_when_revived())
         HandoffPlan.objects.filter(pk=plan.pk).update(break_generation=None, break_pair=None)
         job.refresh_from_db()
-        return job, job.state == JobState.PENDING
+        return job, REVIVED
 
 
 def _checked(conversation_id: int, tip, decision: str, *, pair_count: int | None = None, made=None,
