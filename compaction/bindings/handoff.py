@@ -67,7 +67,7 @@ import json
 from dataclasses import replace
 
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -268,8 +268,10 @@ def handoff_generations():
 # --- reads ------------------------------------------------------------------------
 
 def chain_tip(conversation_id: int) -> SummaryGeneration | None:
-    """The chain's tip: the newest hand-off generation whose chain is intact."""
+    """The chain's tip: the newest hand-off generation whose chain is intact
+    (with its note's tokens when they were counted: ``note_tokens``)."""
     return (handoff_generations().filter(conversation_id=conversation_id, job__source_changed_at__isnull=True)
+            .annotate(note_tokens=F("job__handoff__note_tokens"))
             .order_by("-number").only("id", "number", "job_id", "to_pair", "text").first())
 
 
@@ -346,18 +348,19 @@ def note_language(parent_note: str | None, material: Material) -> str:
 def pair_token_counts(conversation_id: int, first: int) -> list[int]:
     """Tokens of every pair from ``first`` on (user text plus answer, as the
     next run would carry them raw; ``trigger.pair_token_count``). Each
-    message is counted once per revision and kept (``MessageTokens``)."""
+    message is counted once per revision and kept (``MessageTokens``): one
+    read gives the pairs with the counts kept for their messages' current
+    revisions, and only messages without one are read and counted."""
+    def kept(message: str):
+        return Subquery(MessageTokens.objects.filter(
+            message_id=OuterRef(f"{message}_message_id"),
+            revision=OuterRef(f"{message}_message__revision_count")).values("tokens")[:1])
+
     rows = list(Pair.objects.filter(conversation_id=conversation_id, index__gte=first).order_by("index")
-                .values_list("user_message_id", "user_message__revision_count", "assistant_message_id",
-                             "assistant_message__revision_count"))
-    wanted = {m: r for u, ur, a, ar in rows for m, r in ((u, ur), (a, ar))}
-    ids = list(wanted)
-    cached: dict[int, tuple[int, int]] = {}
-    for start in range(0, len(ids), _IN_CHUNK):
-        cached.update((m, (r, t)) for m, r, t in MessageTokens.objects.filter(
-            message_id__in=ids[start:start + _IN_CHUNK]).values_list("message_id", "revision", "tokens"))
-    tokens = {m: c[1] for m, c in cached.items() if c[0] == wanted[m]}
-    missing = [m for m in ids if m not in tokens]
+                .annotate(user_tokens=kept("user"), assistant_tokens=kept("assistant"))
+                .values_list("user_message_id", "user_tokens", "assistant_message_id", "assistant_tokens"))
+    tokens = {m: t for u, ut, a, at in rows for m, t in ((u, ut), (a, at)) if t is not None}
+    missing = list(dict.fromkeys(m for u, ut, a, at in rows for m, t in ((u, ut), (a, at)) if t is None))
     if missing:
         counted = []
         for start in range(0, len(missing), _IN_CHUNK):
@@ -374,9 +377,8 @@ def _note_tokens(tip: SummaryGeneration | None) -> int:
     """The tip note's tokens, counted once and kept on its job's plan."""
     if tip is None:
         return 0
-    known = HandoffPlan.objects.filter(job_id=tip.job_id).values_list("note_tokens", flat=True).first()
-    if known is not None:
-        return known
+    if tip.note_tokens is not None:
+        return tip.note_tokens
     counted = count_tokens(tip.text)
     HandoffPlan.objects.filter(job_id=tip.job_id).update(note_tokens=counted)
     return counted
@@ -487,7 +489,11 @@ def _checked(conversation_id: int, tip, decision: str, *, pair_count: int | None
     elif made is not None:
         values.update(material_messages=made.material_messages, material_tokens=made.material_tokens,
                       estimate_tokens=made.estimate_tokens)
-    HandoffCheck.objects.update_or_create(conversation_id=conversation_id, defaults=values)
+    # One statement (an upsert): this runs after every ingest of a rolling conversation.
+    HandoffCheck.objects.bulk_create([HandoffCheck(conversation_id=conversation_id, checked_at=timezone.now(),
+                                                   **values)],
+                                     update_conflicts=True, unique_fields=["conversation"],
+                                     update_fields=[*values, "checked_at"])
 
 
 def conversations_unchecked(*, limit: int) -> list[int]:

@@ -8,6 +8,7 @@ Numbered 0013 on top of 0010: the lead re-chains at merge.
 """
 
 import django.db.models.deletion
+import django.utils.timezone
 from django.db import migrations, models
 
 
@@ -66,7 +67,7 @@ class Migration(migrations.Migration):
                 ('material_messages', models.PositiveIntegerField(default=0)),
                 ('material_tokens', models.PositiveIntegerField(default=0)),
                 ('estimate_tokens', models.PositiveIntegerField(default=0)),
-                ('checked_at', models.DateTimeField(auto_now=True)),
+                ('checked_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='compaction.summarygeneration')),
             ],
         ),

@@ -16,6 +16,7 @@
 """
 
 from django.db import models
+from django.utils import timezone
 
 from .generations import SummaryGeneration
 from .jobs import CompactionJob
@@ -57,7 +58,7 @@ class HandoffCheck(models.Model):
     material_messages = models.PositiveIntegerField(default=0)
     material_tokens = models.PositiveIntegerField(default=0)
     estimate_tokens = models.PositiveIntegerField(default=0)
-    checked_at = models.DateTimeField(auto_now=True)
+    checked_at = models.DateTimeField(default=timezone.now)
 
 
 class MessageTokens(models.Model):
