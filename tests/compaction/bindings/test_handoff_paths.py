@@ -170,3 +170,37 @@ print("sqlite-rolling-ok", SummaryGeneration.objects.count())
 
 def test_the_whole_rolling_path_runs_on_sqlite_too(tmp_path):
     assert "sqlite-rolling-ok 5" in run_on_sqlite(SQLITE_SCRIPT, tmp_path)
+
+
+def test_verify_sources_recomputes_hand_off_bindings_and_names_a_broken_chain():
+    from tests.compaction.bindings.rolling import ScriptedHandoffModel, edit_message, run_chain
+
+    rolling_scope(recent_turns=0, min_new_token_count=0, max_compaction_batch_messages=10)
+    conversation = ingest(rolling_document(15))
+    generations = run_chain(conversation, provider=ScriptedHandoffModel())
+    out, _, _ = run_command("verify_sources")
+    assert "3 binding(s) checked, 0 stale" in out and "3 of them rolling hand-off job(s), 0 stored" in out
+    edit_message(conversation, "u-6", "Request 6: changed.")
+    out, _, _ = run_command("verify_sources")
+    assert f"STALE job {generations[1].job_id} " in out and "digest differs" in out
+    assert f"STALE job {generations[2].job_id} " in out and "its chain broke above it" in out
+    assert f"STALE job {generations[0].job_id} " not in out
+    assert "3 binding(s) checked, 2 stale" in out and "0 stored material digest(s) out of date" in out
+
+
+def test_compact_wait_knows_when_the_chain_has_been_asked_what_follows():
+    from django.utils import timezone
+
+    from compaction.bindings.handoff import chain_caught_up, handoff_plan
+    from tests.compaction.bindings.rolling import ScriptedHandoffModel
+
+    rolling_scope(recent_turns=0, min_new_token_count=0, max_compaction_batch_messages=10)
+    conversation = ingest(rolling_document(10))
+    since = timezone.now()
+    (job,) = handoff_plan(conversation=conversation)
+    jobs = CompactionJob.objects.filter(conversation=conversation)
+    assert chain_caught_up(jobs, since=since)
+    job_run(job_id=job.pk, provider=ScriptedHandoffModel())
+    assert not chain_caught_up(jobs, since=since)  # written, nobody asked the trigger since
+    HANDOFF.after_generation(job=CompactionJob.objects.get(pk=job.pk))
+    assert chain_caught_up(jobs, since=since)
