@@ -19,8 +19,10 @@ Prints the number of generations, the note length (characters) per
 generation, the planning cost per ingest (the trigger after the ingest plus
 every next-round planning it led to; median, p99), the ratio of the last
 100 ingests' median planning cost to the first 100's (flat: planning reads
-only the pairs after the chain's cut, each message's tokens counted once),
-and the p99 of ``--projections`` projections of the grown conversation.
+only the pairs after the chain's cut, each message's tokens counted once)
+— in wall time, and, since wall time on a shared machine follows its load,
+also in this process's CPU time and in SQL statements — and the p99 of
+``--projections`` projections of the grown conversation.
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ def main() -> None:
           f"{args.pairs} pairs in ingests of {args.per_ingest}, min_new_token_count {args.min_new_tokens}, "
           f"other thresholds at their defaults; tokens: {token_estimator_name()}")
     planning_ms: list[float] = []
+    planning_cpu_ms: list[float] = []
+    planning_statements: list[int] = []
+    statements = [0]
+
+    def count(execute, sql, params, many, context):
+        statements[0] += 1
+        return execute(sql, params, many, context)
+
     ingest_ms: list[float] = []
     builder_ms = 0.0
     conversation = None
@@ -136,19 +146,25 @@ def main() -> None:
         t = time.perf_counter()
         conversation = conversation_ingest(document=doc, actor="bench").conversation
         ingest_ms.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
-        pending = handoff_plan(conversation=conversation)
-        planned = time.perf_counter() - t
+        statements[0] = 0
+        with connection.execute_wrapper(count):
+            t, c = time.perf_counter(), time.process_time()
+            pending = handoff_plan(conversation=conversation)
+            planned, planned_cpu = time.perf_counter() - t, time.process_time() - c
         while pending:
             job = pending.pop()
             t = time.perf_counter()
             outcome = job_run(job_id=job.pk)
             builder_ms += (time.perf_counter() - t) * 1000
             assert outcome.status == "succeeded", outcome
-            t = time.perf_counter()
-            pending += HANDOFF.after_generation(job=CompactionJob.objects.get(pk=job.pk))
-            planned += time.perf_counter() - t
+            written = CompactionJob.objects.get(pk=job.pk)
+            with connection.execute_wrapper(count):
+                t, c = time.perf_counter(), time.process_time()
+                pending += HANDOFF.after_generation(job=written)
+                planned, planned_cpu = planned + time.perf_counter() - t, planned_cpu + time.process_time() - c
         planning_ms.append(planned * 1000)
+        planning_cpu_ms.append(planned_cpu * 1000)
+        planning_statements.append(statements[0])
     total = time.perf_counter() - started
     generations = list(SummaryGeneration.objects.filter(conversation=conversation).order_by("number")
                        .values_list("number", "from_pair", "to_pair", "text"))
@@ -162,6 +178,10 @@ def main() -> None:
           f" max {max(planning_ms):.2f} ms")
     first, last = statistics.median(planning_ms[:100]), statistics.median(planning_ms[-100:])
     print(f"planning median, first 100 ingests {first:.2f} ms, last 100 {last:.2f} ms: ratio last/first {last / first:.2f}")
+    first_cpu, last_cpu = statistics.median(planning_cpu_ms[:100]), statistics.median(planning_cpu_ms[-100:])
+    print(f"planning CPU of this process, median first 100 {first_cpu:.2f} ms, last 100 {last_cpu:.2f} ms: "
+          f"ratio {last_cpu / first_cpu:.2f}; SQL statements per ingest, median first 100 "
+          f"{statistics.median(planning_statements[:100]):.0f}, last 100 {statistics.median(planning_statements[-100:]):.0f}")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     for _ in range(20):
