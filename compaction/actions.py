@@ -21,10 +21,13 @@ from django.db import models, transaction
 from conversations.models import Segment
 
 from . import bindings
+from .bindings.handoff import HANDOFF_KIND, handoff_plan
 from .bindings.segments import SEGMENTS, segment_job_bind
 from .engine.attempts import limit_after_grant
 from .engine.dispatch import jobs_enqueue_after_commit
-from .models import AuditEvent, CompactionJob, JobState, PromptVersion, Review, Verdict
+from .handoff.trigger import RollingThresholds, ThresholdError
+from .models import AuditEvent, CompactionJob, HandoffCheck, JobState, Policy, PromptVersion, Review, ScopePolicy, Verdict
+from .models.handoff import TRIGGER_OPERATOR
 
 
 class AuditAction(models.TextChoices):
@@ -36,6 +39,7 @@ class AuditAction(models.TextChoices):
     JOB_RERUN_WITH_PROMPT = "job.rerun_with_prompt"
     CONVERSATION_RERUN = "conversation.rerun"
     REVIEW_RECORD = "review.record"
+    SCOPE_POLICY_SET = "scope.policy_set"
 
 
 REASON_MAX_CHARS = 4000
@@ -207,6 +211,8 @@ def do_job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
     reason = reason_checked(reason)
     if job.bound_to_current_source:
         raise ActionRefused("source_unchanged", f"job {job.pk}'s source has not changed; re-run it instead")
+    if job.kind == HANDOFF_KIND:
+        return _replan_chain(job, actor=actor, reason=reason)
     _refuse_if_superseded(job)
     with transaction.atomic():
         new_job = _bind_range_again(job, prompt_version=SEGMENTS.prompt_version(), model_id=SEGMENTS.model_id(),
@@ -215,6 +221,26 @@ def do_job_replan(*, job: CompactionJob, actor, reason: str) -> CompactionJob:
                      reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
                      before={"job": job.pk, "source_digest": job.source_digest},
                      after={"job": new_job.pk, "source_digest": new_job.source_digest})
+        jobs_enqueue_after_commit([new_job.pk])
+    return new_job
+
+
+def _replan_chain(job: CompactionJob, *, actor, reason: str) -> CompactionJob:
+    """A stale hand-off job (SPEC §7): its chain is planned again from its
+    last valid ancestor, as the ingest that broke it asked for already; the
+    operator's re-plan only does it now (a planning pass of its own)."""
+    with transaction.atomic():
+        planned = handoff_plan(conversation=job.conversation, trigger=TRIGGER_OPERATOR)
+        if not planned:
+            raise ActionRefused("exists", f"the chain of conversation {job.conversation_id} needs no new job now "
+                                          "(one is open, or the trigger does not fire)")
+        new_job = planned[0]
+        activity_log(actor=actor, action=AuditAction.JOB_REPLAN, target_type="job", target_id=new_job.pk,
+                     reason=reason, scope=job.scope, conversation=job.conversation, job=new_job,
+                     before={"job": job.pk, "source_digest": job.source_digest,
+                             "parent_generation": job.parent_generation_id},
+                     after={"job": new_job.pk, "source_digest": new_job.source_digest,
+                            "parent_generation": new_job.parent_generation_id})
         jobs_enqueue_after_commit([new_job.pk])
     return new_job
 
@@ -250,3 +276,46 @@ def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str) -
                      before={"verdict": previous.verdict, "note": previous.note} if previous else None,
                      after={"verdict": verdict, "note": note})
     return review
+
+
+# --- a scope's policy (SPEC §7) -------------------------------------------------------
+
+def do_scope_policy_set(*, scope: str, actor, reason: str, policy: str | None = None,
+                        **thresholds) -> ScopePolicy:
+    """Set a scope's policy (``segments`` | ``rolling``) and any of its eight
+    thresholds (the rest keep their stored or default values), validated by
+    ``RollingThresholds`` (``ActionRefused`` names the field). A change is
+    written to the activity log with its before and after; setting what is
+    already set writes nothing. The scope's rolling conversations are asked
+    the trigger again by the next scan (their last decision was made over
+    other thresholds)."""
+    reason = reason_checked(reason)
+    scope = (scope or "").strip() if isinstance(scope, str) else ""
+    if not scope:
+        raise ActionRefused("invalid", "scope: a scope is required")
+    if policy is not None and policy not in Policy.values:
+        raise ActionRefused("invalid", f"policy: must be one of {', '.join(Policy.values)}, got {policy!r}")
+    unknown = sorted(set(thresholds) - set(RollingThresholds.field_names()))
+    if unknown:
+        raise ActionRefused("invalid", f"{unknown[0]}: unknown threshold")
+    with transaction.atomic():
+        row = ScopePolicy.objects.select_for_update().filter(scope=scope).first()
+        before = row.snapshot() if row is not None else None
+        row = row or ScopePolicy(scope=scope)
+        if policy is not None:
+            row.policy = policy
+        for name, value in thresholds.items():
+            if value is not None:
+                setattr(row, name, value)
+        try:
+            row.thresholds()
+        except ThresholdError as exc:
+            raise ActionRefused("invalid", str(exc)) from exc
+        after = row.snapshot()
+        if after == before:
+            return row
+        row.save()
+        HandoffCheck.objects.filter(conversation__scope=scope).delete()
+        activity_log(actor=actor, action=AuditAction.SCOPE_POLICY_SET, target_type="scope", target_id=scope,
+                     reason=reason, scope=scope, before=before, after=after)
+    return row

@@ -4,9 +4,14 @@
 written by ``compaction.actions``, read by ``compaction.activity``.)
 
 One audit record per job (range × prompt version): the whole source binding,
-the digest recomputed now (the planned segment's current digest) and whether
-it still matches, every attempt, the generation when there is one and the
-newest review verdict. The current digest and the newest review come from
+the digest recomputed now (the planned segment's current digest; for a
+rolling hand-off job its material's, ``HandoffPlan.current_digest``) and
+whether it still matches, every attempt, the generation when there is one
+and the newest review verdict. A hand-off job's binding also names its
+parent generation and the parent note's digest, and, once its chain broke,
+where (``chain_break``: the generation whose material changed and the first
+changed pair); a hand-off job is valid only while its own material matches
+and its chain is intact. The current digest and the newest review come from
 correlated subqueries on the job query; attempts and reviewers are fetched
 once per chunk of jobs, so a page or a whole export costs a fixed number of
 queries per chunk, never one per job.
@@ -22,9 +27,11 @@ import json
 from collections.abc import Iterable, Iterator
 
 from django.db.models import BooleanField, Case, F, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models.functions import NullIf
 
 from conversations.selectors import in_scopes_of
 
+from .bindings.handoff import HANDOFF_KIND
 from .bindings.segments import current_digest_subquery
 from .csvsafe import csv_cell
 from .keyset import MAX_ID
@@ -57,13 +64,20 @@ def audit_jobs(*, user) -> QuerySet[CompactionJob]:
         CompactionJob.objects.annotate(
             conversation_external_id=F("conversation__external_id"),
             prompt_version_name=F("prompt_version__name"),
-            current_digest=current_digest_subquery(),
+            current_digest=Case(
+                When(kind=HANDOFF_KIND, then=NullIf(F("handoff__current_digest"), Value(""))),
+                default=current_digest_subquery(),
+            ),
             latest_review_id=Subquery(latest_review.values("pk")[:1]),
+            break_generation_id=F("handoff__break_generation_id"),
+            break_pair=F("handoff__break_pair"),
         )
         .annotate(
             # NULL current digest (range no longer planned) compares unknown,
-            # so it falls to the default: not valid.
+            # so it falls to the default: not valid. A hand-off job whose
+            # chain broke above it is not valid either.
             source_valid=Case(
+                When(kind=HANDOFF_KIND, source_changed_at__isnull=False, then=Value(False)),
                 When(current_digest=F("source_digest"), then=Value(True)),
                 default=Value(False),
                 output_field=BooleanField(),
@@ -162,6 +176,12 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
             "attempts": attempts[job.pk],
             "generation": _generation(job),
             "review": reviews.get(job.latest_review_id),
+            # Added by issue 13 (rolling hand-off notes), at the end.
+            "kind": job.kind,
+            "parent_generation": job.parent_generation_id,
+            "parent_digest": _or_none(job.parent_digest),
+            "chain_break": ({"generation": job.break_generation_id, "pair": job.break_pair}
+                            if job.break_pair is not None else None),
         }
         for job in jobs
     ]
@@ -189,15 +209,20 @@ CSV_COLUMNS = (
     "attempts_used", "max_attempts", "last_failure_code", "created_at", "updated_at", "attempts",
     "generation_id", "generation_number", "generation_text", "generation_created_at",
     "review_verdict", "review_reviewer", "review_note", "review_created_at",
+    "kind", "parent_generation", "parent_digest", "chain_break",
 )
 # Nested values a spreadsheet cannot hold are written as JSON text.
 _CSV_JSON = ("message_ids", "attempts")
+_CSV_JSON_OR_EMPTY = ("chain_break",)
 
 
 def csv_row(record: dict) -> list[str]:
     flat = {k: v for k, v in record.items() if k not in ("generation", "review")}
     for key in _CSV_JSON:
         flat[key] = json.dumps(record[key], ensure_ascii=False, separators=(",", ":"))
+    for key in _CSV_JSON_OR_EMPTY:
+        if record.get(key) is not None:
+            flat[key] = json.dumps(record[key], ensure_ascii=False, separators=(",", ":"))
     for prefix in ("generation", "review"):
         for key, value in (record[prefix] or {}).items():
             flat[f"{prefix}_{key}"] = value

@@ -26,9 +26,12 @@ PROVIDER_ERROR = "provider_error"
 TIMEOUT = "timeout"
 SOURCE_CHANGED = "source_changed"
 LEASE_EXPIRED = "lease_expired"
+# A rolling hand-off note whose six headings are missing or out of order
+# (SPEC §7); judged by the hand-off binding (``bindings.handoff``).
+MALFORMED_NOTE = "malformed_note"
 
 FAILURE_CODES = (TOOL_CALLS, FINISH_REASON, EMPTY, NOT_PLAIN_TEXT, TOO_LONG, PROVIDER_ERROR, TIMEOUT, SOURCE_CHANGED,
-                 LEASE_EXPIRED)
+                 LEASE_EXPIRED, MALFORMED_NOTE)
 
 # Control characters other than tab, line feed and carriage return: not
 # plain text (NUL cannot even be stored in a PostgreSQL text column).

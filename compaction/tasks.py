@@ -52,6 +52,13 @@ def run_job(self, job_id: int, attempts_used: int | None = None) -> dict:
     if outcome.status == "deferred" and not self.request.is_eager and self.request.id:
         # No admission slot: nothing was claimed, try again shortly.
         raise self.retry(countdown=5)
+    if outcome.generation_id is not None:
+        # What follows a written generation (a rolling chain's next round);
+        # if this fails or is lost, the periodic scan plans it.
+        try:
+            bindings.generation_written_and_enqueue(job_id=job_id)
+        except Exception:  # noqa: BLE001 - the generation is written; the scan retries the planning
+            logger.exception("planning after job %s's generation failed; the periodic scan will retry it", job_id)
     return {"job": outcome.job_id, "status": outcome.status, "failure_code": outcome.failure_code,
             "attempt": outcome.attempt, "generation": outcome.generation_id, "detail": outcome.detail,
             "overhead_ms": outcome.overhead_ms}

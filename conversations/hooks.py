@@ -11,8 +11,10 @@ meet:
    ``Segment`` rows in its own transaction, so a range's digest moves in the
    same transaction as the message that moved it.
 2. ``written(changes)``: called inside the ingest's transaction, once its
-   rows are written, with every conversation the ingest changed and the
-   planned ranges whose digest moved (appeared, changed or went away). The
+   rows are written, with every conversation the ingest changed, the
+   planned ranges whose digest moved (appeared, changed or went away) and
+   the first pair that is not what it was (``pairs_changed_from``: a
+   summary over any other range — a rolling note's — may have moved). The
    compactor reacts in the same transaction (jobs bound to an old digest go
    stale) and schedules its work for after the commit.
 
@@ -55,11 +57,16 @@ class SegmentChange:
 
 @dataclass
 class ConversationWritten:
-    """One conversation an ingest changed, as the listener sees it."""
+    """One conversation an ingest changed, as the listener sees it.
+    ``pairs_changed_from`` is the lowest index of a pair that existed before
+    this ingest and is not what it was (another run or message, renumbered,
+    gone, or one of its two messages' content changed); None when every
+    earlier pair is untouched (pairs only appended, or none moved)."""
 
     conversation: Conversation
     created: bool
     segment_changes: list[SegmentChange] = field(default_factory=list)
+    pairs_changed_from: int | None = None
 
 
 class IngestListener:

@@ -86,6 +86,12 @@ class ReviewRefSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ChainBreakSerializer(serializers.Serializer):
+    generation = serializers.IntegerField(allow_null=True,
+                                          help_text="the generation whose own material stopped matching")
+    pair = serializers.IntegerField(help_text="the first pair the ingest that broke it changed")
+
+
 class AuditRecordSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     scope = serializers.CharField()
@@ -94,11 +100,13 @@ class AuditRecordSerializer(serializers.Serializer):
     from_pair = serializers.IntegerField()
     to_pair = serializers.IntegerField()
     message_ids = serializers.ListField(
-        child=serializers.CharField(), help_text="the 20 message ids, user then assistant per pair")
+        child=serializers.CharField(), help_text="the bound message ids, user then assistant per pair "
+                                                 "(20 for a segment)")
     source_digest = serializers.CharField(help_text="the digest the job is bound to")
     current_digest = serializers.CharField(
         allow_null=True, help_text="the range's digest now; null if no longer planned")
-    source_valid = serializers.BooleanField(help_text="current_digest == source_digest")
+    source_valid = serializers.BooleanField(
+        help_text="current_digest == source_digest (and, for a hand-off job, its chain is intact)")
     model = serializers.CharField()
     prompt_version = serializers.CharField()
     state = serializers.ChoiceField(choices=JobState.values)
@@ -110,6 +118,14 @@ class AuditRecordSerializer(serializers.Serializer):
     attempts = AttemptSerializer(many=True)
     generation = GenerationRefSerializer(allow_null=True)
     review = ReviewRefSerializer(allow_null=True, help_text="the newest verdict")
+    kind = serializers.ChoiceField(choices=["segment", "handoff"],
+                                   help_text="the binding kind: a 10-pair segment, or a rolling hand-off note")
+    parent_generation = serializers.IntegerField(
+        allow_null=True, help_text="rolling hand-off jobs: the generation whose note it is written from; "
+                                   "null for segments and a chain's first note")
+    parent_digest = serializers.CharField(allow_null=True, help_text="SHA-256 of the parent note's text")
+    chain_break = ChainBreakSerializer(
+        allow_null=True, help_text="rolling hand-off jobs whose chain broke: where (null while intact)")
 
 
 class AuditPageSerializer(serializers.Serializer):

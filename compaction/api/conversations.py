@@ -1,5 +1,6 @@
-"""Conversations: the list, one conversation, its pairs and segments, and
-re-running its failed ranges (SPEC §1, §4, §5, §11).
+"""Conversations: the list, one conversation, its pairs, segments and
+generations (with their chain links, SPEC §7), and re-running its failed
+ranges (SPEC §1, §4, §5, §11).
 
 Thin: reads through ``conversations.selectors`` (narrowed to the caller's
 scopes), the re-run through ``compaction.actions``.
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from conversations import selectors
 
 from .. import actions
+from ..generations import conversation_generations
 from ..keyset import ID, TIME, Keyset
 from ..models import JobState
 from .filters import ConversationFilter
@@ -157,6 +159,57 @@ class SegmentPagination(CheckedPagePagination):
 ConversationSegmentsApi = _rows_api("ConversationSegmentsApi", operation_id="list_segments",
                                     pagination=SegmentPagination, serializer=SegmentSerializer,
                                     rows=selectors.conversation_segments)
+
+
+class ChainBreakRefSerializer(serializers.Serializer):
+    generation = serializers.IntegerField(allow_null=True)
+    pair = serializers.IntegerField()
+
+
+class GenerationSerializer(serializers.Serializer):
+    """One generation and its place in its chain (SPEC §7, §11)."""
+
+    id = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="numbered per conversation, in the order written")
+    kind = serializers.CharField(help_text="segment, or handoff (a rolling hand-off note)")
+    job = serializers.IntegerField(source="job_id")
+    from_pair = serializers.IntegerField()
+    to_pair = serializers.IntegerField()
+    parent = serializers.IntegerField(source="parent_id", allow_null=True,
+                                      help_text="the generation whose note this one was written from")
+    parent_digest = serializers.SerializerMethodField(help_text="SHA-256 of the parent note's text")
+    message_ids = serializers.ListField(child=serializers.CharField())
+    source_digest = serializers.CharField()
+    current_digest = serializers.CharField(allow_null=True,
+                                           help_text="the digest of the same pairs as stored now")
+    valid = serializers.BooleanField(help_text="its source still matches (and, for a hand-off note, its chain "
+                                               "is intact): projections may use it")
+    chain_break = serializers.SerializerMethodField()
+    model = serializers.CharField(source="model_id")
+    prompt_version = serializers.CharField(source="prompt_version.name")
+    text = serializers.CharField()
+    text_bytes = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+    def get_parent_digest(self, generation) -> str | None:
+        return generation.parent_digest or None
+
+    @extend_schema_field(ChainBreakRefSerializer(allow_null=True))
+    def get_chain_break(self, generation) -> dict | None:
+        if generation.break_pair is None:
+            return None
+        return {"generation": generation.break_generation_id, "pair": generation.break_pair}
+
+
+class GenerationPagination(CheckedPagePagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+ConversationGenerationsApi = _rows_api("ConversationGenerationsApi", operation_id="list_generations",
+                                       pagination=GenerationPagination, serializer=GenerationSerializer,
+                                       rows=conversation_generations)
 
 
 class JobRefSerializer(serializers.Serializer):

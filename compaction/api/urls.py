@@ -13,6 +13,8 @@ urlpatterns = [
          name="api-conversation-pairs"),
     path("conversations/<int:conversation_id>/segments/", conversations.ConversationSegmentsApi.as_view(),
          name="api-conversation-segments"),
+    path("conversations/<int:conversation_id>/generations/", conversations.ConversationGenerationsApi.as_view(),
+         name="api-conversation-generations"),
     path("conversations/<int:conversation_id>/projection", projection.ConversationProjectionApi.as_view(),
          name="api-conversation-projection"),
     path("audits/", audits.AuditListApi.as_view(), name="api-audits"),

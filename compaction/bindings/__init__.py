@@ -1,7 +1,7 @@
 """What a job is bound to (issue 10): one ``Binding`` per kind of job
-(``base``), registered here by kind. ``segments`` (SPEC §5) is registered
-when Django starts (``compaction.apps``); a rolling hand-off binding
-(SPEC §7) registers the same way, without touching the engine.
+(``base``), registered here by kind. ``segments`` (SPEC §5) and
+``handoff`` (SPEC §7, rolling hand-off notes) are registered when Django
+starts (``compaction.apps``), without touching the engine.
 """
 
 from __future__ import annotations
@@ -53,6 +53,22 @@ def conversation_plan_and_enqueue(*, conversation) -> list[CompactionJob]:
     """Plan, then enqueue each new job once the planning has committed."""
     with transaction.atomic():
         created = conversation_plan(conversation=conversation)
+        jobs_enqueue_after_commit([j.pk for j in created])
+    return created
+
+
+def generation_written_and_enqueue(*, job_id: int) -> list[CompactionJob]:
+    """What the job's kind plans once the job wrote its generation (a
+    rolling chain's next round), enqueued once that planning commits."""
+    job = CompactionJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return []
+    try:
+        binding = binding_for(job.kind)
+    except LookupError:
+        return []
+    with transaction.atomic():
+        created = binding.after_generation(job=job)
         jobs_enqueue_after_commit([j.pk for j in created])
     return created
 

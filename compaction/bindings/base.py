@@ -19,8 +19,10 @@ generation next (SPEC §7) — is asked of the job's ``Binding``
   what the provider sees, or says why it cannot (the source moved);
 * **its contract**: ``judge`` (SPEC §5's output contract unless a kind adds
   to it) and ``summary_text`` (what of an accepted answer is kept);
-* **its planning**: the jobs a conversation needs (``plan``) and the
-  conversations that still need some (``conversations_unplanned``);
+* **its planning**: the jobs a conversation needs (``plan``), the
+  conversations that still need some (``conversations_unplanned``), and
+  what follows once one of its jobs wrote a generation
+  (``after_generation``: a rolling chain's next round);
 * **its provider and model**, when a kind is summarised by another one.
 
 SQL fragments use ``{job}`` for the job row (the engine names its alias)
@@ -66,6 +68,11 @@ class Binding:
 
     def conversations_unplanned(self, *, limit: int) -> list[int]:
         """Conversations that need a job of this kind that nobody planned."""
+        return []
+
+    def after_generation(self, *, job: CompactionJob) -> list[CompactionJob]:
+        """The pending jobs to create now that ``job`` wrote its generation
+        (called by whoever ran it, after the engine finished)."""
         return []
 
     # --- the claim condition ------------------------------------------------

@@ -10,7 +10,9 @@ while that row exists with the job's digest.
 
 Here too: the plan ingest stores (``segment_plan``), how ingest's digest
 changes reach the jobs (``segments_changed``), and planning jobs for
-planned ranges.
+planned ranges. A scope whose policy is rolling (SPEC §7) gets no segment
+jobs: ingest still stores its ``Segment`` rows (the plan does not depend on
+the scope), but nothing is summarised from them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..engine.attempts import attempts_left, state_when_revived
 from ..engine.dispatch import jobs_enqueue_after_commit
 from ..models import SEGMENT_KIND, CompactionJob, JobState, PromptVersion
 from ..planning import SEGMENT_SIZE, is_valid_range, plan_segments
+from ..policies import is_rolling, rolling_scopes
 from .base import PairRangeBinding
 
 PROMPT_FAMILY = "conversation-compaction"
@@ -58,6 +61,8 @@ class SegmentBinding(PairRangeBinding):
                 f"AND s.digest = {job}.source_digest)"), []
 
     def plan(self, *, conversation):
+        if is_rolling(conversation.scope):
+            return []
         return conversation_plan(conversation=conversation)
 
     def conversations_unplanned(self, *, limit):
@@ -65,12 +70,16 @@ class SegmentBinding(PairRangeBinding):
             pv, model_id = self.prompt_version(), self.model_id()
         except (PromptVersion.DoesNotExist, ValueError):
             return []
+        segments = Segment.objects.all()
+        rolling = rolling_scopes()
+        if rolling:
+            segments = segments.exclude(conversation__scope__in=rolling)
         has_job = CompactionJob.objects.filter(
             kind=self.kind, conversation_id=OuterRef("conversation_id"), from_pair=OuterRef("from_pair"),
             source_digest=OuterRef("digest"), prompt_version=pv, model_id=model_id,
         )
         return list(
-            Segment.objects.filter(~Exists(has_job)).values_list("conversation_id", flat=True).distinct()[:limit]
+            segments.filter(~Exists(has_job)).values_list("conversation_id", flat=True).distinct()[:limit]
         )
 
 

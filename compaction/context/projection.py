@@ -23,10 +23,12 @@ from functools import lru_cache
 
 from conversations.models import Conversation
 
+from ..policies import is_rolling
 from ..tokens import count_tokens, token_estimator_name
 from . import metrics
 from .budget import Budget, ProjectionInvalid, budget_validate
 from .formats import FORMATS, OPENAI_PREAMBLE, blocks_of, openai_messages, utf8_len
+from .handoff import rolling_projection
 from .omitted import account_entries
 from .packing import Packing, pack
 from .reader import Reader, snapshot
@@ -59,6 +61,10 @@ def conversation_projection(*, conversation: Conversation, budget_bytes: int, bu
     ``GET /api/v1/conversations/{id}/projection``. The caller has already
     checked that the conversation is in the reader's scopes."""
     budget = projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=format)
+    if is_rolling(conversation.scope):
+        # A rolling scope's history is its newest hand-off note plus the raw
+        # pairs after its cut (SPEC §7): ``context.handoff``.
+        return rolling_projection(conversation=conversation, budget=budget, format=format)
     started = time.perf_counter()
     with snapshot():
         reader = Reader(conversation.pk, counting_tokens=budget_tokens is not None, fmt=format)

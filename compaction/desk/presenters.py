@@ -81,3 +81,22 @@ def projection_digest(projection: dict) -> dict:
             else:
                 runs.append({"first": p["index"], "last": p["index"], "as": p["as"], "reason": p["reason"]})
     return {"pairs": pairs, "counts": counts, "reasons": runs}
+
+
+def note_length_chart(rows, *, width: int = 560, height: int = 120) -> dict | None:
+    """Geometry for the chain's chart of note length (characters, as seed
+    001 counts 字数) per generation, stale generations marked."""
+    if not rows:
+        return None
+    top = max(r.chars for r in rows) or 1
+    pad, n = 24, len(rows)
+    slot = (width - pad) / n
+    bar_w = max(1.0, min(24.0, slot * 0.8))
+    bars = []
+    for i, r in enumerate(rows):
+        h = round((height - pad) * r.chars / top, 1)
+        bars.append({
+            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
+            "w": round(bar_w, 1), "h": h, "number": r.generation.number, "chars": r.chars, "valid": r.valid,
+        })
+    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}

@@ -206,7 +206,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         SummaryGeneration.objects.filter(conversation=conversation)
         .select_related("prompt_version")
         .order_by("number")
-        .only("id", "number", "text_bytes", "from_pair", "to_pair", "created_at", "job_id",
+        .only("id", "number", "kind", "text_bytes", "from_pair", "to_pair", "created_at", "job_id",
               "prompt_version__name", "model_id", "source_digest")
     )
     digests = {s.from_pair: s.digest for s in segments}
@@ -214,6 +214,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         gen.source_valid = digests.get(gen.from_pair) == gen.source_digest
     return {
         "segments": views,
+        "has_handoff_jobs": CompactionJob.objects.filter(conversation=conversation).exclude(kind=SEGMENT_KIND).exists(),
         "tail_from": tail_from,
         "tail_count": max(0, conversation.pair_count - tail_from),
         "jobs": jobs,
@@ -380,3 +381,62 @@ def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", c
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
     return ACTIVITY.page(qs, cursor=cursor, size=page_size)
+
+
+# --- a rolling conversation's hand-off chain (SPEC §7) ------------------------------
+
+@dataclass
+class ChainGeneration:
+    generation: SummaryGeneration
+    job: CompactionJob
+    parent_number: int | None
+    valid: bool
+    broke_here: bool  # its own material changed: the chain broke at this generation
+    break_number: int | None  # the generation where the chain broke, when it did at or above this one
+    break_pair: int | None
+    diff: list  # [(css class, line)] from the parent's note
+    chars: int
+
+
+def rolling_chain(*, conversation: Conversation) -> dict:
+    """Everything the chain view draws (``_chain.html``): every hand-off
+    generation in the order written, with its job (state, attempts), its
+    parent, whether it is valid, where its chain broke, its diff from its
+    parent; the chain's jobs that wrote nothing (yet); the trigger's last
+    decision. A fixed number of queries."""
+    from ..bindings.handoff import HANDOFF_KIND
+    from ..models import HandoffCheck, HandoffPlan
+
+    generations = list(
+        SummaryGeneration.objects.filter(conversation=conversation, kind=HANDOFF_KIND)
+        .select_related("prompt_version", "job").order_by("number")
+    )
+    jobs = list(
+        CompactionJob.objects.filter(conversation=conversation, kind=HANDOFF_KIND)
+        .select_related("prompt_version").only(*JOB_ROW_FIELDS, "parent_generation_id", "model_id").order_by("id")
+    )
+    plans = {p.job_id: p for p in HandoffPlan.objects.filter(job_id__in=[j.pk for j in jobs])}
+    by_id = {g.pk: g for g in generations}
+    rows = []
+    for gen in generations:
+        plan = plans.get(gen.job_id)
+        parent = by_id.get(gen.parent_id)
+        broken = plan.break_generation_id if plan else None
+        valid = gen.job.source_changed_at is None and (plan is None or plan.current_digest == gen.source_digest)
+        rows.append(ChainGeneration(
+            generation=gen, job=gen.job, parent_number=parent.number if parent else None, valid=valid,
+            broke_here=broken == gen.pk, break_number=by_id[broken].number if broken in by_id else None,
+            break_pair=plan.break_pair if plan else None,
+            diff=diff_rows(parent.text if parent else "", gen.text), chars=len(gen.text)))
+    written = {g.job_id for g in generations}
+    numbers = {g.pk: g.number for g in generations}
+    waiting = [j for j in jobs if j.pk not in written]
+    for job in waiting:
+        job.parent_number = numbers.get(job.parent_generation_id)
+        job.plan = plans.get(job.pk)
+    return {
+        "chain": rows,
+        "chain_jobs": waiting,
+        "chain_check": HandoffCheck.objects.filter(conversation=conversation).select_related("parent").first(),
+        "chain_valid": sum(1 for r in rows if r.valid),
+    }

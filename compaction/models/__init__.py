@@ -9,6 +9,8 @@ One module per kind of record; every model name is importable from
 * ``reviews``      Review and its Verdict
 * ``audit``        AuditEvent: the log of human actions
 * ``admission``    AdmissionSlot (the global bound on model calls)
+* ``policies``     ScopePolicy: a scope's policy, segments or rolling (SPEC §7)
+* ``handoff``      what the rolling hand-off binding keeps beside its jobs
 
 Models hold data and constraints; the engine decides.
 """
@@ -16,14 +18,17 @@ Models hold data and constraints; the engine decides.
 from .admission import AdmissionSlot
 from .audit import AuditEvent
 from .generations import GenerationQuerySet, ImmutableGenerationError, SummaryGeneration
+from .handoff import HandoffCheck, HandoffPlan, MessageTokens
 from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, CompactionJob, CompactionJobQuerySet,
                    FailureCode, JobState, attempt_limit)
+from .policies import Policy, ScopePolicy
 from .prompts import FROZEN_PROMPT_FIELDS, FrozenPromptError, PromptVersion
 from .reviews import Review, Verdict
 
 __all__ = [
     "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
-    "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "ImmutableGenerationError",
-    "JobState", "PromptVersion", "Review", "SEGMENT_KIND", "SETTLED_STATES", "SummaryGeneration", "Verdict",
+    "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "HandoffCheck", "HandoffPlan",
+    "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "SEGMENT_KIND",
+    "SETTLED_STATES", "ScopePolicy", "SummaryGeneration", "Verdict",
     "attempt_limit",
 ]

@@ -5,6 +5,13 @@
 path ``package.module:ClassName`` to a ``Provider`` subclass (used by the
 benchmark). ``COMPACTION_FAULT_RATE``/``COMPACTION_FAULT_KIND`` wrap whichever
 is chosen with deterministic fault injection.
+
+One setting serves both policies (SPEC §7): segments are summarised by the
+provider above (``provider_get``); rolling hand-off notes by its hand-off
+counterpart (``handoff_provider_get``) — ``extractive`` means the offline
+``handoff-extractive`` builder, ``openai`` the same endpoint and model (the
+binding's prompt, ``handoff@1``, is what differs), a dotted path the same
+class.
 """
 
 from __future__ import annotations
@@ -17,12 +24,16 @@ from .base import Answer, Provider, SummaryRequest, render_answers
 from .extractive import EXTRACTIVE_MODEL_ID, ExtractiveProvider
 
 __all__ = ["Answer", "Provider", "SummaryRequest", "render_answers", "EXTRACTIVE_MODEL_ID",
-           "configured_model_id", "provider_build", "provider_get"]
+           "configured_model_id", "handoff_model_id", "handoff_provider_get", "provider_build", "provider_get"]
 
 
-def _base_provider() -> Provider:
+def _base_provider(*, handoff: bool = False) -> Provider:
     name = settings.COMPACTION_PROVIDER
     if name == "extractive":
+        if handoff:
+            from .handoff_extractive import HandoffExtractiveProvider
+
+            return HandoffExtractiveProvider()
         return ExtractiveProvider()
     if name == "openai":
         from .openai import OpenAIProvider
@@ -35,9 +46,10 @@ def _base_provider() -> Provider:
     raise ValueError(f"COMPACTION_PROVIDER must be 'extractive', 'openai' or 'module:Class'; got {name!r}")
 
 
-def provider_build() -> Provider:
-    """The configured provider, wrapped with fault injection when asked."""
-    provider = _base_provider()
+def provider_build(*, handoff: bool = False) -> Provider:
+    """The configured provider (its hand-off counterpart with ``handoff``),
+    wrapped with fault injection when asked."""
+    provider = _base_provider(handoff=handoff)
     if settings.COMPACTION_FAULT_RATE > 0:
         from .faults import FaultInjectingProvider
 
@@ -52,14 +64,25 @@ def configured_model_id() -> str:
     return _base_provider().model_id
 
 
+def handoff_model_id() -> str:
+    """The model id new rolling hand-off jobs are bound to
+    (``handoff-extractive-v1`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
+    return _base_provider(handoff=True).model_id
+
+
 _provider_cache: dict = {}
 
 
-def provider_get() -> Provider:
-    """One provider per process, rebuilt when its settings change (tests)."""
-    key = (settings.COMPACTION_PROVIDER, settings.COMPACTION_MODEL, settings.OPENAI_BASE_URL,
+def provider_get(*, handoff: bool = False) -> Provider:
+    """One provider per process and policy, rebuilt when its settings change (tests)."""
+    key = (handoff, settings.COMPACTION_PROVIDER, settings.COMPACTION_MODEL, settings.OPENAI_BASE_URL,
            settings.OPENAI_TIMEOUT_SECONDS, settings.COMPACTION_FAULT_RATE, settings.COMPACTION_FAULT_KIND)
     if key not in _provider_cache:
-        _provider_cache.clear()
-        _provider_cache[key] = provider_build()
+        for old in [k for k in _provider_cache if k[0] == handoff]:
+            del _provider_cache[old]
+        _provider_cache[key] = provider_build(handoff=handoff)
     return _provider_cache[key]
+
+
+def handoff_provider_get() -> Provider:
+    return provider_get(handoff=True)

@@ -39,6 +39,7 @@ class IngestResult:
     pair_count: int = 0
     segments: list[Segment] = field(default_factory=list)
     segment_changes: list[hooks.SegmentChange] = field(default_factory=list)
+    pairs_changed_from: int | None = None  # see hooks.ConversationWritten
 
 
 def _message_fields_from_doc(doc) -> dict:
@@ -215,9 +216,11 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
             conversation.last_activity_at = last_activity
             conversation.message_count = len(stored_messages)
             conv_updates += ["last_activity_at", "message_count"]
-            pairs, segments, changes = _rebuild_pairs_and_segments(
-                conversation, stored_runs.values(), stored_messages.values(), fresh=created
+            rewritten = {r.message.pk for r in revisions}
+            pairs, segments, changes, pairs_changed_from = _rebuild_pairs_and_segments(
+                conversation, stored_runs.values(), stored_messages.values(), fresh=created, rewritten=rewritten
             )
+            result.pairs_changed_from = pairs_changed_from
             conversation.pair_count = len(pairs)
             conversation.segment_count = len(segments)
             conv_updates += ["pair_count", "segment_count"]
@@ -259,7 +262,11 @@ def segment_rows(pairs: list[PairView]) -> list[SegmentRow]:
     return rows
 
 
-def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
+def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool, rewritten: set[int] = frozenset()):
+    """Pairs and segments projected anew; also the lowest index of an earlier
+    pair that is not what it was (``hooks.ConversationWritten``): the first
+    difference of the stored pairs, or a pair one of whose messages'
+    content (``rewritten``: message keys) changed."""
     run_views = [RunView(key=r.pk, external_id=r.external_id, status=r.status) for r in runs]
     message_views = [
         MessageView(
@@ -293,6 +300,11 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
     first_diff = 0
     while first_diff < min(len(existing), len(wanted)) and existing[first_diff] == wanted[first_diff]:
         first_diff += 1
+    changed_from = first_diff if first_diff < len(existing) else None
+    if rewritten:
+        edited = [p.index for p in pairs[: len(existing)] if p.user.key in rewritten or p.assistant.key in rewritten]
+        if edited and (changed_from is None or edited[0] < changed_from):
+            changed_from = edited[0]
     if first_diff < len(existing):
         Pair.objects.filter(conversation=conversation, index__gte=first_diff).delete()
     if first_diff < len(wanted):
@@ -352,13 +364,14 @@ def _rebuild_pairs_and_segments(conversation, runs, messages, *, fresh: bool):
         for gone in stored_segments.values():
             changes.append(hooks.SegmentChange(gone.from_pair, gone.to_pair, gone.digest, None))
         Segment.objects.filter(pk__in=[s.pk for s in stored_segments.values()]).delete()
-    return pairs, result_segments, changes
+    return pairs, result_segments, changes, changed_from
 
 
 def _after_write(results: list[IngestResult]) -> None:
     """Tell the listener (``hooks``), inside this transaction, which
     conversations changed and which of their planned ranges moved."""
-    changed = [hooks.ConversationWritten(result.conversation, result.created, result.segment_changes)
+    changed = [hooks.ConversationWritten(result.conversation, result.created, result.segment_changes,
+                                         result.pairs_changed_from)
                for result in results if result.changed]
     if changed:
         hooks.listener().written(changed)

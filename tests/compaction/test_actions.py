@@ -187,7 +187,8 @@ def test_every_action_refuses_a_reason_over_the_one_limit(operator):
 
 def test_the_activity_log_records_only_the_named_actions(operator):
     assert {e.value for e in actions.AuditAction} == {"job.rerun", "job.grant_attempt", "job.replan",
-                                                       "job.rerun_with_prompt", "conversation.rerun", "review.record"}
+                                                       "job.rerun_with_prompt", "conversation.rerun", "review.record",
+                                                       "scope.policy_set"}
     with pytest.raises(ValueError):
         actions.activity_log(actor=operator, action="job.delete", target_type="job", target_id=1)
     assert not AuditEvent.objects.exists()

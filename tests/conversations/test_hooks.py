@@ -69,3 +69,52 @@ def test_without_a_listener_nothing_is_planned():
     finally:
         hooks.listen(previous)
     assert result.pair_count == 40 and not Segment.objects.exists()
+
+
+class ChangeRecorder(hooks.IngestListener):
+    def __init__(self):
+        self.changed_from = []
+
+    def written(self, changes):
+        self.changed_from += [c.pairs_changed_from for c in changes]
+
+
+@pytest.fixture
+def changes():
+    recorder = ChangeRecorder()
+    previous = hooks.listen(recorder)
+    yield recorder.changed_from
+    hooks.listen(previous)
+
+
+def test_appending_pairs_changes_no_earlier_pair(changes):
+    ingest(conversation_document(5))
+    document = conversation_document(8)
+    ingest(document)
+    assert changes == [None, None]
+
+
+def test_an_edit_of_the_same_length_names_its_pair(changes):
+    document = conversation_document(6)
+    ingest(document)
+    answer = document["messages"][7]["content"]  # pair 3's answer
+    document["messages"][7]["content"] = answer.replace("Answer", "ANSWER")  # same bytes: no pair row moves
+    ingest(document)
+    assert changes == [None, 3]
+
+
+def test_a_run_that_stops_counting_names_the_first_pair_it_moved(changes):
+    document = conversation_document(6)
+    ingest(document)
+    document["runs"][2]["status"] = "failed"  # pair 2 goes; 3-5 are renumbered
+    ingest(document)
+    assert changes == [None, 2]
+
+
+def test_a_change_outside_any_pair_names_none(changes):
+    document = conversation_document(4)
+    ingest(document)
+    document["messages"].append({"id": "note-1", "role": "system", "content": "operator note",
+                                 "status": "completed", "created_at": "2026-11-01T11:00:00Z"})
+    ingest(document)
+    assert changes == [None, None]

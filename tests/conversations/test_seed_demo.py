@@ -58,9 +58,9 @@ def snapshot():
     )
 
 
-def test_six_conversations_each_with_40_to_130_pairs_and_one_over_100(demo):
+def test_seven_conversations_each_with_40_to_130_pairs_and_one_over_100(demo):
     counts = dict(Conversation.objects.values_list("external_id", "pair_count"))
-    assert len(counts) == 6
+    assert len(counts) == 7
     assert all(40 <= n <= 130 for n in counts.values()), counts
     assert max(counts.values()) >= 100
     for conv in Conversation.objects.all():
@@ -174,14 +174,14 @@ def test_demo_users_have_their_roles_scopes_and_the_integrator_a_token(demo):
 def test_summary_names_conversations_pairs_and_planned_segments(demo):
     total_pairs = sum(Conversation.objects.values_list("pair_count", flat=True))
     total_segments = Segment.objects.count()
-    assert f"6 conversations, {total_pairs} pairs, {total_segments} planned segments" in demo
+    assert f"7 conversations, {total_pairs} pairs, {total_segments} planned segments" in demo
 
 
 def test_running_seed_demo_again_changes_nothing(demo):
     before = snapshot()
     output = seed("--allow-demo-users")
     assert snapshot() == before
-    assert output.count("unchanged ") == 6
+    assert output.count("unchanged ") == 7
 
 
 def test_edit_after_compaction_revises_one_message_in_the_first_segment_and_moves_its_digest(demo):
@@ -192,8 +192,9 @@ def test_edit_after_compaction_revises_one_message_in_the_first_segment_and_move
 
     output = seed("--edit-after-compaction", "--allow-demo-users")
 
-    assert MessageRevision.objects.count() == revisions + 1
-    revision = MessageRevision.objects.latest("pk")
+    assert MessageRevision.objects.count() == revisions + 2  # this one, and one in the rolling repair chain
+    revision = MessageRevision.objects.get(message__conversation=conv, replaced_by="seed_demo",
+                                           message__revision_count=1, message__content__contains="更正")
     edited = revision.message
     assert edited.conversation == conv and edited.revision_count == 1
     assert "更正" in edited.content and "更正" not in revision.content
@@ -230,3 +231,33 @@ def test_demo_source_is_built_deterministically_and_stays_small():
     import json
     size = sum(len(json.dumps(b.document, ensure_ascii=False).encode()) for b in first)
     assert size < 400_000
+
+
+def test_the_demo_sets_two_scopes_to_the_rolling_policy_before_loading(demo):
+    from compaction.models import ScopePolicy
+    from compaction.policies import rolling_scopes
+    from conversations.demo import ROLLING_POLICIES
+
+    assert rolling_scopes() == {"device-repair", "airline-support"} == set(ROLLING_POLICIES)
+    repair = ScopePolicy.objects.get(scope="device-repair")
+    assert (repair.recent_turns, repair.max_compaction_batch_messages) == (6, 28)
+    assert Conversation.objects.get(external_id="cn-airpods-repair").pair_count == 126
+    assert "scope device-repair: rolling hand-off notes" in demo
+
+
+def test_the_repair_chain_compacts_into_nine_generations_and_the_after_compaction_edit_breaks_it_at_the_second(demo):
+    from compaction.bindings.handoff import HANDOFF_KIND, handoff_plan
+    from compaction.models import HandoffPlan, SummaryGeneration
+    from tests.compaction.bindings.rolling import run_chain
+
+    conv = Conversation.objects.get(external_id="cn-airpods-repair")
+    generations = run_chain(conv)  # the offline builder
+    assert len(generations) == 9 and generations[-1].to_pair == 119
+    seed("--edit-after-compaction", "--allow-demo-users")
+    jobs = CompactionJob.objects.filter(conversation=conv, kind=HANDOFF_KIND)
+    assert not jobs.get(pk=generations[0].job_id).source_changed_at
+    assert all(jobs.get(pk=g.job_id).source_changed_at for g in generations[1:])
+    assert HandoffPlan.objects.get(job_id=generations[1].job_id).break_generation_id == generations[1].pk
+    (replanned,) = handoff_plan(conversation=conv)
+    assert replanned.parent_generation_id == generations[0].pk
+    assert SummaryGeneration.objects.filter(conversation=conv).count() == 9

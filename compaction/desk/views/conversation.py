@@ -1,5 +1,6 @@
 """``/conversations/{id}/``: one conversation — its bands, segments, generation
-chain and projection preview — and re-running it (SPEC §1, §6)."""
+chain (for a rolling scope, its hand-off chain: ``_chain.html``, SPEC §7)
+and projection preview — and re-running it (SPEC §1, §6)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 from conversations.selectors import conversation_get
 
 from ... import actions, roles
+from ...bindings.handoff import HANDOFF_KIND
 from ...context import projection
+from ...policies import is_rolling
 from ...context.budget import DEFAULT_BUDGET_BYTES, ProjectionInvalid
 from .. import presenters, selectors
 from ..forms import ReasonForm
@@ -62,10 +65,19 @@ def _projection_preview(request, conversation) -> dict:
 
 def _conversation_page(request, conversation, *, rerun_form=None, preview=None, status=200):
     detail = selectors.conversation_detail(conversation=conversation)
+    rolling = is_rolling(conversation.scope)
+    chain = {}
+    if rolling or any(g.kind == HANDOFF_KIND for g in detail["generations"]) or detail["has_handoff_jobs"]:
+        # A rolling conversation's generation chain (SPEC §7): its own partial.
+        chain = selectors.rolling_chain(conversation=conversation)
+        chain["chain_chart"] = presenters.note_length_chart(chain["chain"])
     context = {
         "conversation": conversation,
         **detail,
-        "chart": presenters.generation_chart(detail["generations"]),
+        **chain,
+        "rolling": rolling,
+        "show_chain": bool(chain),
+        "chart": presenters.generation_chart([g for g in detail["generations"] if g.kind != HANDOFF_KIND]),
         **(preview or {"budget": DEFAULT_BUDGET_BYTES}),
         "legend": [*presenters.STATE_ORDER, "no_job"],
         "can_operate": roles.can_operate(request.user),

@@ -11,18 +11,22 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from compaction.access import demo_users_ensure
-from conversations.demo import demo_scopes
+from compaction.actions import do_scope_policy_set
+from compaction.models import Policy
+from conversations.demo import ROLLING_POLICIES, demo_scopes
 from conversations.demo.loader import demo_conversations_load
 
 
 class Command(BaseCommand):
     help = (
-        "Load six demo conversations (Chinese, English, mixed; 40-130 pairs each) through the real ingest "
-        "path, plus the demo users admin, operator, support and integrator (with an API token). Idempotent: "
+        "Load seven demo conversations (Chinese, English, mixed; 40-130 pairs each) through the real ingest "
+        "path (the scopes device-repair and airline-support set to the rolling hand-off policy), plus the demo users admin, operator, support and integrator (with an API token). Idempotent: "
         "running it again changes nothing. One answer near the end of the insurance conversation is always "
         "sent twice (original, then edited) so the desk shows a message revision. "
         "--edit-after-compaction additionally sends the edited version of an answer inside the FIRST planned "
-        "segment of cn-fund-research (pair 2); run it after `compact` to see that segment's summary turn stale. "
+        "segment of cn-fund-research (pair 2) and one inside the second hand-off generation of cn-airpods-repair "
+        "(pair 19); run it after `compact` to see that segment's summary turn stale and that chain break and be "
+        "re-planned. "
         "Plain seed_demo never sends that edit and never undoes it."
     )
 
@@ -40,6 +44,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        for scope, thresholds in ROLLING_POLICIES.items():
+            # Before the conversations, so their ingest already plans by the policy.
+            policy = do_scope_policy_set(scope=scope, actor="seed_demo", reason="the demo's rolling scopes",
+                                         policy=Policy.ROLLING, **thresholds)
+            self.stdout.write(f"scope {policy.scope}: {policy.policy} hand-off notes")
         loaded = demo_conversations_load(edit_after_compaction=options["edit_after_compaction"])
         total_pairs = total_segments = 0
         for item in loaded:
