@@ -23,6 +23,19 @@ def completion(text, *, finish_reason="stop", tool_calls=None, model="test-model
     }
 
 
+def odd_completion(*, status=200, **changes):
+    """A scripted reply: a normal completion with each ``path=value`` set,
+    the path's steps joined by ``__`` (``choices__0__message__content``)."""
+    body = completion("[a-0] The fee was 0.00 EUR.")
+    for path, value in changes.items():
+        target = body
+        *head, last = path.split("__")
+        for key in head:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[last] = value
+    return (status, body, 0)
+
+
 TOOL_CALL = [{"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": "{}"}}]
 
 # name -> (status, body bytes or dict, delay seconds)
