@@ -27,8 +27,9 @@ import json
 import logging
 from dataclasses import dataclass
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -132,8 +133,8 @@ def attempt_finish(*, job: CompactionJob, attempt: Attempt, worker: str, result:
     try:
         return _record(job=job, attempt=attempt, worker=worker, result=_storable(result), judged=judged,
                        binding=binding)
-    except INFRASTRUCTURE:
-        raise
+    except (*INFRASTRUCTURE, SoftTimeLimitExceeded):
+        raise  # not the reply's doing: the caller retries, or hands the answer on
     except Exception as exc:  # noqa: BLE001 - whatever the reply held, the attempt ends recorded
         # A value no rule above foresaw, refused by the database (or by the
         # driver encoding it): the reply is still kept, in ASCII.
@@ -358,7 +359,8 @@ def attempt_settle(*, job_id: int, number: int, worker: str, result: ProviderRes
     if job is None or (job.state, job.lease_owner, job.attempts_used) != (JobState.RUNNING, worker, number):
         return RunOutcome(job_id, "skipped", attempt=number, detail=f"attempt {number} is no longer held by {worker}")
     attempt = Attempt.objects.filter(job_id=job_id, number=number).first()
-    if attempt is not None and result is not None and judged is not None and job.lease_expires_at > timezone.now():
+    lease_left = job.lease_expires_at is not None and job.lease_expires_at > timezone.now()
+    if attempt is not None and result is not None and judged is not None and lease_left:
         return attempt_finish(job=job, attempt=attempt, worker=worker, result=result, judged=judged)
     why = detail or "the attempt could not be recorded before its lease passed"
     if attempt_release(job_id=job_id, number=number, worker=worker, detail=why):

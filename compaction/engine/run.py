@@ -168,7 +168,6 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
     provider = provider or binding.provider()
     provider_seconds = 0.0
     loaded_attempts = job.attempts_used
-    attempt = None
     try:
         with admitted():
             try:
@@ -246,9 +245,13 @@ def _claim_interrupted(job: CompactionJob, worker: str, loaded_attempts: int, ca
     the attempt if there is one) and raise all the same."""
     number = loaded_attempts + 1
 
-    def landed() -> bool:
-        return Attempt.objects.filter(job_id=job.pk, number=number, worker=worker,
-                                      outcome=AttemptOutcome.RUNNING).exists()
+    def landed():
+        """This worker's running attempt and the job's lease, or None."""
+        attempt = Attempt.objects.filter(job_id=job.pk, number=number, worker=worker,
+                                         outcome=AttemptOutcome.RUNNING).first()
+        if attempt is None:
+            return None
+        return attempt, CompactionJob.objects.values_list("lease_expires_at", flat=True).get(pk=job.pk)
 
     wait = deadline if deadline is not None else time.monotonic() + settings.COMPACTION_LEASE_SECONDS
     try:
@@ -256,10 +259,9 @@ def _claim_interrupted(job: CompactionJob, worker: str, loaded_attempts: int, ca
     except Outage as exc:
         _send_settle(job.pk, number, worker, None, None, f"the claim met an outage: {exc}")
         raise cause
-    if not claimed:
+    if claimed is None:
         raise cause
-    attempt = Attempt.objects.get(job_id=job.pk, number=number)
-    job.lease_expires_at = CompactionJob.objects.values_list("lease_expires_at", flat=True).get(pk=job.pk)
+    attempt, job.lease_expires_at = claimed
     return _release(job, attempt, worker, cause, _finish_deadline(job, deadline))
 
 
@@ -273,12 +275,12 @@ def _release(job: CompactionJob, attempt: Attempt, worker: str, cause: BaseExcep
                             what=f"releasing attempt {attempt.number} of job {job.pk}", deadline=deadline)
     except Outage as exc:
         return _hand_off(job, attempt, worker, exc, result=None, judged=None, detail=detail)
+    if not released:
+        return RunOutcome(job.pk, "lost", attempt=attempt.number, detail="the attempt ended meanwhile")
     attempt_observed(outcome="infrastructure", failure_code="", input_tokens=None, output_tokens=None,
                      latency_ms=None)
     emit("compaction_failed", job=job.pk, attempt=attempt.number, state="released", detail=detail)
-    if released:
-        return RunOutcome(job.pk, "released", attempt=attempt.number, detail=detail)
-    return RunOutcome(job.pk, "lost", attempt=attempt.number, detail="the attempt ended meanwhile")
+    return RunOutcome(job.pk, "released", attempt=attempt.number, detail=detail)
 
 
 def _hand_off(job: CompactionJob, attempt: Attempt, worker: str, exc: Outage, *, result: ProviderResult | None,
@@ -338,6 +340,8 @@ def _result_problem(result) -> str:
 def _judge(binding, result: ProviderResult) -> ContractResult:
     try:
         return binding.judge(result)
+    except SoftTimeLimitExceeded:
+        return ContractResult(False, TIMEOUT, "the task's soft time limit ran out")
     except Exception as exc:  # noqa: BLE001 - a reply the contract cannot read still ends the attempt
         logger.exception("judging a reply of %s failed", binding.kind)
         return ContractResult(False, PROVIDER_ERROR, f"the reply could not be judged: {type(exc).__name__}: {exc}")
