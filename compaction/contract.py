@@ -5,6 +5,10 @@ with plain (no control characters but tab and line breaks), non-blank text
 of at most 6,000 characters and no tool calls.
 Every violation has its own failure code. Text that arrived together with a
 tool call is a failure however good it reads: the summariser must not act.
+Text the database cannot store — a NUL, or a lone UTF-16 surrogate such as
+``"Summary \ud800"`` that a JSON body may carry but UTF-8 cannot encode — is
+``unstorable_text`` (issue 12); ``escape_unstorable`` is how what the model
+returned is kept readable for review all the same.
 
 ``check`` answers with a ``ContractResult`` (not to be confused with a
 reviewer's ``Verdict`` on a summary, ``compaction.models.reviews``).
@@ -21,6 +25,7 @@ TOOL_CALLS = "tool_calls"
 FINISH_REASON = "finish_reason"
 EMPTY = "empty"
 NOT_PLAIN_TEXT = "not_plain_text"
+UNSTORABLE_TEXT = "unstorable_text"
 TOO_LONG = "too_long"
 PROVIDER_ERROR = "provider_error"
 TIMEOUT = "timeout"
@@ -31,11 +36,30 @@ LEASE_EXPIRED = "lease_expired"
 MALFORMED_NOTE = "malformed_note"
 
 FAILURE_CODES = (TOOL_CALLS, FINISH_REASON, EMPTY, NOT_PLAIN_TEXT, TOO_LONG, PROVIDER_ERROR, TIMEOUT, SOURCE_CHANGED,
-                 LEASE_EXPIRED, MALFORMED_NOTE)
+                 LEASE_EXPIRED, MALFORMED_NOTE, UNSTORABLE_TEXT)
 
 # Control characters other than tab, line feed and carriage return: not
 # plain text (NUL cannot even be stored in a PostgreSQL text column).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# What PostgreSQL text (and jsonb) cannot hold: NUL, and the surrogate code
+# points, which only ever appear in a Python str alone (a JSON escape pair
+# decodes to one character) and have no UTF-8 encoding.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_at(text: str) -> tuple[int, str] | None:
+    """The first character of ``text`` the database cannot store, as
+    (position, ``U+XXXX``), or None."""
+    found = _UNSTORABLE.search(text)
+    return (found.start(), f"U+{ord(found.group()):04X}") if found else None
+
+
+def escape_unstorable(text: str) -> str:
+    """``text`` with each character the database cannot store written as its
+    escape (``\\u0000``, ``\\ud800``): what arrived stays readable, and nothing
+    else about it changes."""
+    return _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass
@@ -81,6 +105,12 @@ def check(result: ProviderResult, *, max_chars: int = MAX_SUMMARY_CHARS) -> Cont
     text = result.text or ""
     if not text.strip():
         return ContractResult(False, EMPTY, "the response text was blank")
+    unstorable = unstorable_at(text)
+    if unstorable:
+        position, char = unstorable
+        kind = "a NUL" if char == "U+0000" else "a lone surrogate"
+        return ContractResult(False, UNSTORABLE_TEXT,
+                              f"{kind} ({char}) at position {position}: the database cannot store this text")
     control = _CONTROL.search(text)
     if control:
         return ContractResult(False, NOT_PLAIN_TEXT,

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from .. import audit
 from ..keyset import ID, TIME, Keyset
-from ..models import JobState, Verdict
+from ..models import AttemptOutcome, JobState, Verdict
 from .filters import AuditFilter
 from .permissions import CanRead
 from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, KeysetPagination, ListSchema,
@@ -62,7 +62,7 @@ class AttemptSerializer(serializers.Serializer):
     number = serializers.IntegerField()
     started_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
-    outcome = serializers.ChoiceField(choices=["running", "succeeded", "failed"])
+    outcome = serializers.ChoiceField(choices=AttemptOutcome.values)
     failure_code = serializers.CharField(allow_null=True, help_text="null unless the attempt failed")
     failure_detail = serializers.CharField(allow_blank=True)
     finish_reason = serializers.CharField(allow_null=True)

@@ -78,8 +78,12 @@ class SegmentBinding(PairRangeBinding):
             kind=self.kind, conversation_id=OuterRef("conversation_id"), from_pair=OuterRef("from_pair"),
             source_digest=OuterRef("digest"), prompt_version=pv, model_id=model_id,
         )
+        # order_by() replaces Segment's default ordering (conversation,
+        # from_pair), which SELECT DISTINCT would otherwise include and so
+        # return a conversation once per unplanned range (issue 12).
         return list(
-            segments.filter(~Exists(has_job)).values_list("conversation_id", flat=True).distinct()[:limit]
+            segments.filter(~Exists(has_job)).order_by("conversation_id")
+            .values_list("conversation_id", flat=True).distinct()[:limit]
         )
 
 

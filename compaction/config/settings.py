@@ -255,3 +255,30 @@ COMPACTION_RETRY_DELAY_SECONDS = env_int("COMPACTION_RETRY_DELAY_SECONDS", 60)
 COMPACTION_SCAN_INTERVAL_SECONDS = env_float("COMPACTION_SCAN_INTERVAL_SECONDS", 15.0)
 # Plan and enqueue jobs after every ingest that changes a conversation.
 COMPACTION_AUTO_PLAN = env_bool("COMPACTION_AUTO_PLAN", True)
+
+# --- Compaction engine: outages and the maintenance queue (issue 12) ------
+from kombu import Exchange as _Exchange, Queue as _Queue  # noqa: E402
+
+# A write that must survive a database outage (an attempt's end) retries
+# with a pause doubling from FIRST to MAX seconds (compaction/engine/outages.py).
+COMPACTION_OUTAGE_BACKOFF_FIRST_SECONDS = env_float("COMPACTION_OUTAGE_BACKOFF_FIRST_SECONDS", 0.25)
+COMPACTION_OUTAGE_BACKOFF_MAX_SECONDS = env_float("COMPACTION_OUTAGE_BACKOFF_MAX_SECONDS", 5.0)
+# Recovery (the scan) and attempts handed on during an outage have their own
+# queue, so they never wait behind the job backlog; a worker must consume it
+# (README: Running a worker). Workers that do also send the scan themselves.
+COMPACTION_MAINTENANCE_QUEUE = os.environ.get("COMPACTION_MAINTENANCE_QUEUE", "maintenance")
+CELERY_TASK_ROUTES = {
+    "compaction.reap_and_scan": {"queue": COMPACTION_MAINTENANCE_QUEUE},
+    "compaction.settle_attempt": {"queue": COMPACTION_MAINTENANCE_QUEUE},
+}
+# Both queues declared, so a worker started without -Q consumes both.
+CELERY_TASK_QUEUES = tuple(
+    _Queue(name, _Exchange(name), routing_key=name)
+    for name in dict.fromkeys((CELERY_TASK_DEFAULT_QUEUE, COMPACTION_MAINTENANCE_QUEUE))
+)
+# A worker started while the broker is away waits for it instead of exiting.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Never cancel a running attempt when the broker connection drops: its model
+# call and its record need only the database; the message it cannot
+# acknowledge any more is delivered again and finds the attempt made.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False

@@ -31,6 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import AdmissionSlot
+from .outages import INFRASTRUCTURE, reconnect
 from .prepared import execute_prepared
 
 # 'comp' as a 32-bit integer: the advisory-lock namespace of admission slots.
@@ -156,6 +157,14 @@ def admitted(*, wait_seconds: float | None = None, lease_seconds: int | None = N
         try:
             yield number
         finally:
-            slot_release(number=number, holder=holder)
+            try:
+                slot_release(number=number, holder=holder)
+            except INFRASTRUCTURE:
+                # The connection broke while the model was called (issue 12):
+                # on PostgreSQL the slot's session lock ended with it, and
+                # closing the connection ends it for sure; elsewhere the
+                # slot's row frees itself at its expiry. Either way the
+                # attempt goes on to be recorded.
+                reconnect()
     finally:
         semaphore.release()

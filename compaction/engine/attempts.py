@@ -1,6 +1,7 @@
 """Bounded attempts (SPEC §5, seed 000 §5): at most ``COMPACTION_MAX_ATTEMPTS``
 (2) attempts per range and prompt version; then the job is ``exhausted``
-until an operator grants another.
+until an operator grants another. An attempt an outage ate (outcome
+``infrastructure``) gives its attempt back (``limit_given_back``).
 
 The one home of the rule. A new job's limit is the field's default
 (``models.jobs.attempt_limit``); the claim, the finish, the reaper, the
@@ -41,6 +42,14 @@ def state_when_revived() -> Case:
     """A job that can run again (its source came back): pending while it has
     an attempt left, else exhausted."""
     return Case(When(attempts_left(), then=Value(JobState.PENDING.value)), default=Value(JobState.EXHAUSTED.value))
+
+
+def limit_given_back() -> F:
+    """The limit once an attempt is released because of infrastructure
+    (outcome ``infrastructure``, issue 12): one higher, so the attempts left
+    are what they were before it. ``attempts_used`` keeps numbering every
+    attempt made, released ones too, so each keeps its own row."""
+    return F("max_attempts") + 1
 
 
 def limit_after_grant(job: CompactionJob, *, always_extra: bool) -> int:

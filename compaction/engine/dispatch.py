@@ -21,6 +21,8 @@ from ..models import CompactionJob
 
 RUN_JOB = "compaction.run_job"
 PLAN_CONVERSATIONS = "compaction.plan_conversations"
+REAP_AND_SCAN = "compaction.reap_and_scan"
+SETTLE_ATTEMPT = "compaction.settle_attempt"
 
 
 def after_commit(send: Callable[[], None]) -> None:

@@ -1,10 +1,10 @@
 """Leases, retries and the scan (SPEC §5: a running attempt whose lease
 expires counts as a failed attempt, ``lease_expired``).
 
-The periodic task (``compaction.tasks.reap_and_scan``) reaps expired
-leases, takes the jobs that are due again and has the bindings plan what
-nobody planned; every write here is conditional, so two scanners (or a
-scanner and a late worker) never both win.
+The periodic scan (``engine.scan``, one at a time, on the maintenance
+queue) reaps expired leases, takes the jobs that are due again and has the
+bindings plan what nobody planned; every write here is conditional, so two
+scanners (or a scanner and a late worker) never both win.
 """
 
 from __future__ import annotations

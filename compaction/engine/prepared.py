@@ -4,6 +4,13 @@
 Django's psycopg cursors bind parameters on the client, so PostgreSQL plans
 every statement afresh; for the engine's per-job statements planning cost
 about as much as running them.
+
+A prepared statement belongs to its connection. When an outage breaks the
+connection (issue 12), ``engine.outages.reconnect`` closes it and Django
+opens a new one; psycopg keeps its cache of prepared statements per
+connection, so each statement is simply prepared again on the new one the
+first time it runs there (tests/compaction/engine/test_hot_path.py kills a
+connection with ``pg_terminate_backend`` to check).
 """
 
 from __future__ import annotations

@@ -5,6 +5,19 @@ the binding's contract, finish.
 Idempotent: a job that is not claimable (running elsewhere, done, stale,
 out of attempts) is left alone, so a redelivered task never makes a second
 attempt or a second generation.
+
+Outages (issue 12, ``engine.outages``). Before the claim an infrastructure
+error propagates: nothing was claimed, and the caller (``run_job``) has the
+message delivered again later instead of acknowledging it as done. From
+the claim on nothing propagates and no attempt is spent on an outage: a
+claim whose reply was lost is looked for once the database answers; an
+attempt interrupted before the model was called is released
+(``finish.attempt_release``, outcome ``infrastructure``, not counted); the
+model's answer is kept while the finish retries its write with bounded
+backoff across reconnects, until the lease passes or the task's time runs
+short (``deadline``) — then it is handed to ``compaction.settle_attempt`` on
+the maintenance queue, which records it once the database is back (or, if
+the lease passed by then, releases the attempt).
 """
 
 from __future__ import annotations
@@ -16,17 +29,21 @@ import socket
 import time
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from conversations.models import Message
 
 from .. import bindings
 from ..contract import PROVIDER_ERROR, SOURCE_CHANGED, TIMEOUT, ContractResult, ProviderResult
-from ..models import Attempt, CompactionJob, PromptVersion
+from ..models import Attempt, AttemptOutcome, CompactionJob, PromptVersion
+from . import dispatch
 from .admission import AdmissionTimeout, admitted
 from .claim import CLAIMABLE, INVALID_BINDING, job_claim
-from .finish import RunOutcome, attempt_finish
+from .finish import RunOutcome, attempt_finish, attempt_release, ending_to_message
 from .metrics import OVERHEAD, attempt_observed, emit
+from .outages import INFRASTRUCTURE, Outage, retrying
 from .prepared import execute_prepared
 
 logger = logging.getLogger(__name__)
@@ -123,9 +140,21 @@ def bound_messages(job: CompactionJob) -> dict[str, str]:
     return stored
 
 
+class _Interrupted(Exception):
+    """An infrastructure error from the claim on, before an answer existed;
+    ``attempt`` is None when the claim itself was interrupted."""
+
+    def __init__(self, cause: BaseException, attempt: Attempt | None):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.attempt = attempt
+
+
 def job_run(*, job_id: int, provider=None, worker: str | None = None,
-            expected_attempts_used: int | None = None) -> RunOutcome:
-    """One attempt at one job (see the module docstring)."""
+            expected_attempts_used: int | None = None, deadline: float | None = None) -> RunOutcome:
+    """One attempt at one job (see the module docstring). ``deadline``
+    (``time.monotonic()``) is when the caller must be done at the latest —
+    the task's soft time limit — besides the job's lease."""
     started = time.perf_counter()
     worker = worker or worker_identity()
     job = job_load(job_id)
@@ -138,18 +167,25 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
     binding = bindings.binding_for(job.kind)
     provider = provider or binding.provider()
     provider_seconds = 0.0
+    loaded_attempts = job.attempts_used
     try:
         with admitted():
-            claim = job_claim(job=job, worker=worker, model_id=provider.model_id,
-                              prompt_version_id=job.prompt_version_id,
-                              expected_attempts_used=expected_attempts_used)
+            try:
+                claim = job_claim(job=job, worker=worker, model_id=provider.model_id,
+                                  prompt_version_id=job.prompt_version_id,
+                                  expected_attempts_used=expected_attempts_used)
+            except INFRASTRUCTURE as exc:
+                raise _Interrupted(exc, None) from exc
             if claim.attempt is None:
                 status = "stale" if claim.refused in (SOURCE_CHANGED, INVALID_BINDING) else "skipped"
                 return RunOutcome(job_id, status, detail=claim.refused)
             job, attempt = claim.job, claim.attempt
             fields = _event_fields(job, attempt)
             emit("compacting", **fields)
-            request, problem = binding.request(job=job, attempt=attempt, stored=bound_messages(job))
+            try:
+                request, problem = binding.request(job=job, attempt=attempt, stored=bound_messages(job))
+            except INFRASTRUCTURE as exc:
+                raise _Interrupted(exc, attempt) from exc
             if request is None:
                 result = ProviderResult(model=provider.model_id)
                 judged = ContractResult(False, SOURCE_CHANGED, problem)
@@ -157,33 +193,158 @@ def job_run(*, job_id: int, provider=None, worker: str | None = None,
                 t = time.perf_counter()
                 result = _call(provider, request)
                 provider_seconds = time.perf_counter() - t
-                judged = binding.judge(result)
+                judged = _judge(binding, result)
     except AdmissionTimeout as exc:
         return RunOutcome(job_id, "deferred", detail=str(exc))
-    outcome = attempt_finish(job=job, attempt=attempt, worker=worker, result=result, judged=judged)
+    except _Interrupted as stop:
+        if stop.attempt is None:
+            return _claim_interrupted(job, worker, loaded_attempts, stop.cause, deadline)
+        return _release(job, stop.attempt, worker, stop.cause, _finish_deadline(job, deadline))
+    try:
+        outcome = retrying(lambda: attempt_finish(job=job, attempt=attempt, worker=worker, result=result,
+                                                  judged=judged),
+                           what=f"recording attempt {attempt.number} of job {job.pk}",
+                           deadline=_finish_deadline(job, deadline))
+    except Outage as exc:
+        outcome = _hand_off(job, attempt, worker, exc, result=result, judged=judged)
     overhead = time.perf_counter() - started - provider_seconds
     outcome.overhead_ms = overhead * 1000
     OVERHEAD.observe(overhead)
-    if outcome.status != "lost":
+    if outcome.status not in _NOT_RECORDED:
         attempt_observed(outcome="failed" if outcome.failure_code else "succeeded",
                          failure_code=outcome.failure_code, input_tokens=result.input_tokens,
                          output_tokens=result.output_tokens, latency_ms=result.latency_ms)
     fields.update(state=outcome.status, failure_code=outcome.failure_code or None,
                   input_tokens=result.input_tokens, output_tokens=result.output_tokens,
                   latency_ms=result.latency_ms, generation=outcome.generation_id)
-    emit("compaction_failed" if outcome.failure_code or outcome.status == "lost" else "compacted", **fields)
+    emit("compaction_failed" if outcome.failure_code or outcome.status in _NOT_RECORDED else "compacted", **fields)
     return outcome
+
+
+# Ends that are not the model's: counted neither as a success nor a failure.
+_NOT_RECORDED = ("lost", "released", "handed_off")
+
+
+def _finish_deadline(job: CompactionJob, deadline: float | None) -> float:
+    """When a worker stops retrying an attempt's end: a little before its
+    lease passes (the reaper may count it after that), or before the
+    caller's own deadline if that comes first."""
+    margin = settings.COMPACTION_OUTAGE_BACKOFF_MAX_SECONDS
+    lease_left = (job.lease_expires_at - timezone.now()).total_seconds() if job.lease_expires_at else 0.0
+    ends = time.monotonic() + lease_left - margin
+    return ends if deadline is None else min(ends, deadline)
+
+
+def _claim_interrupted(job: CompactionJob, worker: str, loaded_attempts: int, cause: BaseException,
+                       deadline: float | None) -> RunOutcome:
+    """The claim statement met an outage: it may or may not have committed.
+    Once the database answers, look for this worker's attempt: if the claim
+    went through, release it (nothing was sent to the model); if not, raise
+    the error, so the message is delivered again. If the database does not
+    answer in time, hand the question to ``settle_attempt`` (it releases
+    the attempt if there is one) and raise all the same."""
+    number = loaded_attempts + 1
+
+    def landed():
+        """This worker's running attempt and the job's lease, or None."""
+        attempt = Attempt.objects.filter(job_id=job.pk, number=number, worker=worker,
+                                         outcome=AttemptOutcome.RUNNING).first()
+        if attempt is None:
+            return None
+        return attempt, CompactionJob.objects.values_list("lease_expires_at", flat=True).get(pk=job.pk)
+
+    wait = deadline if deadline is not None else time.monotonic() + settings.COMPACTION_LEASE_SECONDS
+    try:
+        claimed = retrying(landed, what=f"looking for the claim of job {job.pk}", deadline=wait)
+    except Outage as exc:
+        _send_settle(job.pk, number, worker, None, None, f"the claim met an outage: {exc}")
+        raise cause
+    if claimed is None:
+        raise cause
+    attempt, job.lease_expires_at = claimed
+    return _release(job, attempt, worker, cause, _finish_deadline(job, deadline))
+
+
+def _release(job: CompactionJob, attempt: Attempt, worker: str, cause: BaseException,
+             deadline: float) -> RunOutcome:
+    """Release an attempt an outage interrupted before the model answered."""
+    detail = f"an outage interrupted the attempt before the model was called: {type(cause).__name__}: {cause}"
+    try:
+        released = retrying(lambda: attempt_release(job_id=job.pk, number=attempt.number, worker=worker,
+                                                    detail=detail),
+                            what=f"releasing attempt {attempt.number} of job {job.pk}", deadline=deadline)
+    except Outage as exc:
+        return _hand_off(job, attempt, worker, exc, result=None, judged=None, detail=detail)
+    if not released:
+        return RunOutcome(job.pk, "lost", attempt=attempt.number, detail="the attempt ended meanwhile")
+    attempt_observed(outcome="infrastructure", failure_code="", input_tokens=None, output_tokens=None,
+                     latency_ms=None)
+    emit("compaction_failed", job=job.pk, attempt=attempt.number, state="released", detail=detail)
+    return RunOutcome(job.pk, "released", attempt=attempt.number, detail=detail)
+
+
+def _hand_off(job: CompactionJob, attempt: Attempt, worker: str, exc: Outage, *, result: ProviderResult | None,
+              judged: ContractResult | None, detail: str = "") -> RunOutcome:
+    """The database stayed away longer than this worker can wait: send the
+    attempt's end — the answer too, if there is one — to
+    ``settle_attempt`` on the maintenance queue."""
+    detail = detail or f"the database stayed away while the attempt was being recorded: {exc}"
+    if _send_settle(job.pk, attempt.number, worker, result, judged, detail):
+        return RunOutcome(job.pk, "handed_off", attempt=attempt.number, detail=detail)
+    return RunOutcome(job.pk, "lost", attempt=attempt.number,
+                      detail=f"{detail}; the broker was unreachable too, so the lease will be reaped")
+
+
+def _send_settle(job_id: int, number: int, worker: str, result: ProviderResult | None,
+                 judged: ContractResult | None, detail: str) -> bool:
+    try:
+        dispatch.send(dispatch.SETTLE_ATTEMPT, job_id, number, worker, *ending_to_message(result, judged), detail)
+    except Exception:  # noqa: BLE001 - the broker is down too: nothing more this worker can do
+        logger.exception("job %s attempt %s: could not hand the attempt's end on", job_id, number)
+        return False
+    logger.warning("job %s attempt %s handed on to settle_attempt: %s", job_id, number, detail)
+    return True
 
 
 def _call(provider, request) -> ProviderResult:
     try:
-        return provider.summarise(request)
+        result = provider.summarise(request)
     except SoftTimeLimitExceeded:
         return ProviderResult(model=provider.model_id, error=TIMEOUT, error_detail="the task's soft time limit ran out")
     except Exception as exc:  # a provider bug is a provider error, recorded, not a crash
         logger.exception("provider %s raised", provider.name)
         return ProviderResult(model=provider.model_id, error=PROVIDER_ERROR,
                               error_detail=f"{type(exc).__name__}: {exc}")
+    problem = _result_problem(result)
+    if problem:
+        return ProviderResult(model=provider.model_id, error=PROVIDER_ERROR, raw=ascii(result)[:4000],
+                              error_detail=f"provider {provider.name} reported {problem}")
+    return result
+
+
+_RESULT_TYPES = {"text": (str, type(None)), "finish_reason": (str, type(None)), "tool_calls": (list, type(None)),
+                 "model": (str, type(None)), "error": (str, type(None)), "error_detail": (str, type(None)),
+                 "raw": (str, type(None))}
+
+
+def _result_problem(result) -> str:
+    """What makes a provider's report unusable for the contract, or ""."""
+    if not isinstance(result, ProviderResult):
+        return f"a {type(result).__name__}, not a ProviderResult"
+    for name, kinds in _RESULT_TYPES.items():
+        if not isinstance(getattr(result, name), kinds):
+            return f"{name} as a {type(getattr(result, name)).__name__}"
+    return ""
+
+
+def _judge(binding, result: ProviderResult) -> ContractResult:
+    try:
+        return binding.judge(result)
+    except SoftTimeLimitExceeded:
+        return ContractResult(False, TIMEOUT, "the task's soft time limit ran out")
+    except Exception as exc:  # noqa: BLE001 - a reply the contract cannot read still ends the attempt
+        logger.exception("judging a reply of %s failed", binding.kind)
+        return ContractResult(False, PROVIDER_ERROR, f"the reply could not be judged: {type(exc).__name__}: {exc}")
 
 
 def _event_fields(job: CompactionJob, attempt: Attempt) -> dict:

@@ -15,7 +15,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('compaction', '0010_binding_kinds'),
+        ('compaction', '0012_attempt_infrastructure_outcome'),
         ('conversations', '0003_fewer_indexes'),
     ]
 
@@ -51,12 +51,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='attempt',
             name='failure_code',
-            field=models.CharField(blank=True, choices=[('tool_calls', 'Tool Calls'), ('finish_reason', 'Finish Reason'), ('empty', 'Empty'), ('not_plain_text', 'Not Plain Text'), ('too_long', 'Too Long'), ('provider_error', 'Provider Error'), ('timeout', 'Timeout'), ('source_changed', 'Source Changed'), ('lease_expired', 'Lease Expired'), ('malformed_note', 'Malformed Note')], default='', max_length=30),
+            field=models.CharField(blank=True, choices=[('tool_calls', 'Tool Calls'), ('finish_reason', 'Finish Reason'), ('empty', 'Empty'), ('not_plain_text', 'Not Plain Text'), ('too_long', 'Too Long'), ('provider_error', 'Provider Error'), ('timeout', 'Timeout'), ('source_changed', 'Source Changed'), ('lease_expired', 'Lease Expired'), ('malformed_note', 'Malformed Note'), ('unstorable_text', 'Unstorable Text')], default='', max_length=30),
         ),
         migrations.AlterField(
             model_name='compactionjob',
             name='last_failure_code',
-            field=models.CharField(blank=True, choices=[('tool_calls', 'Tool Calls'), ('finish_reason', 'Finish Reason'), ('empty', 'Empty'), ('not_plain_text', 'Not Plain Text'), ('too_long', 'Too Long'), ('provider_error', 'Provider Error'), ('timeout', 'Timeout'), ('source_changed', 'Source Changed'), ('lease_expired', 'Lease Expired'), ('malformed_note', 'Malformed Note')], default='', max_length=30),
+            field=models.CharField(blank=True, choices=[('tool_calls', 'Tool Calls'), ('finish_reason', 'Finish Reason'), ('empty', 'Empty'), ('not_plain_text', 'Not Plain Text'), ('too_long', 'Too Long'), ('provider_error', 'Provider Error'), ('timeout', 'Timeout'), ('source_changed', 'Source Changed'), ('lease_expired', 'Lease Expired'), ('malformed_note', 'Malformed Note'), ('unstorable_text', 'Unstorable Text')], default='', max_length=30),
         ),
         migrations.CreateModel(
             name='HandoffCheck',

@@ -160,6 +160,9 @@ class AttemptOutcome(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    # An outage (database or broker), not the model, ended the attempt before
+    # its end could be recorded: it does not count (``engine.attempts``).
+    INFRASTRUCTURE = "infrastructure"
 
 
 class Attempt(models.Model):

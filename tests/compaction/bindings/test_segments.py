@@ -149,3 +149,13 @@ def test_the_configured_attempt_limit_binds_new_jobs(make_conversation, settings
     bad = RecordingProvider(result=FAIL_EMPTY)
     outcomes = [job_run(job_id=job.pk, provider=bad).status for _ in range(4)]
     assert outcomes == ["failed", "failed", "exhausted", "skipped"]
+
+
+def test_a_conversation_with_several_unplanned_ranges_is_listed_once(db):
+    from compaction.bindings import conversations_unplanned
+
+    first = ingest(conversation_document(60, external_id="many"))  # four unplanned ranges
+    second = ingest(conversation_document(40, external_id="two", prefix="t"))  # two
+    assert first.segments.count() == 4 and second.segments.count() == 2
+    assert sorted(conversations_unplanned()) == sorted([first.pk, second.pk])
+    assert conversations_unplanned(limit=1) == [min(first.pk, second.pk)]

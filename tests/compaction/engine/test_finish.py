@@ -87,3 +87,78 @@ def test_a_job_whose_source_changed_while_its_attempt_failed_ends_stale(make_con
     assert (outcome.status, outcome.failure_code) == ("stale", "empty")
     assert job.state == JobState.STALE and job.source_changed_at is not None
     assert job.lease_owner == "" and job.lease_expires_at is None
+
+
+# --- outages (issue 12): a finish tried again, a release, a settle -----------------
+
+def _claimed(make_conversation):
+    from compaction.engine.claim import job_claim
+
+    (job,) = plan(make_conversation(30))
+    claim = job_claim(job_id=job.pk, worker="w1", model_id=job.model_id)
+    return claim.job, claim.attempt
+
+
+GOOD = ProviderResult(text="[a-0] The fee was 0.00 EUR.", finish_reason="stop", model="extractive-v2")
+
+
+@pytest.mark.parametrize("judged_ok", [True, False])
+def test_a_finish_tried_again_after_its_commit_went_through_reports_what_it_recorded(make_conversation, judged_ok):
+    """An outage can swallow the reply to a commit that went through: the
+    retry must report that record, not "lost"."""
+    from compaction.contract import ContractResult
+    from compaction.engine.finish import attempt_finish
+
+    job, attempt = _claimed(make_conversation)
+    judged = ContractResult(True) if judged_ok else ContractResult(False, "empty", "blank")
+    first = attempt_finish(job=job, attempt=attempt, worker="w1", result=GOOD, judged=judged)
+    again = attempt_finish(job=job, attempt=attempt, worker="w1", result=GOOD, judged=judged)
+    assert (again.status, again.failure_code, again.generation_id) == (first.status, first.failure_code,
+                                                                       first.generation_id)
+    assert again.status == ("succeeded" if judged_ok else "failed")
+    assert SummaryGeneration.objects.filter(job=job).count() == (1 if judged_ok else 0)
+
+
+def test_a_released_attempt_is_logged_as_infrastructure_and_gives_its_attempt_back(
+        make_conversation, django_capture_on_commit_callbacks, monkeypatch):
+    from compaction.engine import dispatch
+    from compaction.engine.finish import attempt_release
+
+    sent = []
+    monkeypatch.setattr(dispatch, "send", lambda name, *args: sent.append((name, *args)))
+    job, attempt = _claimed(make_conversation)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert attempt_release(job_id=job.pk, number=1, worker="w1", detail="OperationalError: server closed")
+    job.refresh_from_db()
+    attempt.refresh_from_db()
+    assert (job.state, job.attempts_used, job.max_attempts, job.lease_owner) == (JobState.PENDING, 1, 3, "")
+    assert (attempt.outcome, attempt.failure_code, attempt.failure_detail) == (
+        "infrastructure", "", "OperationalError: server closed")
+    assert sent == [("compaction.run_job", job.pk, 1)]  # enqueued again, for the next attempt
+    assert not attempt_release(job_id=job.pk, number=1, worker="w1", detail="again")  # only once
+    # The next attempt is number 2, and the range still has two.
+    from compaction.engine.run import job_run
+
+    outcome = job_run(job_id=job.pk, provider=RecordingProvider(), expected_attempts_used=1)
+    assert (outcome.status, outcome.attempt) == ("succeeded", 2)
+
+
+def test_settling_records_the_answer_while_the_lease_lasts_and_releases_it_after(make_conversation, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from compaction.contract import ContractResult
+    from compaction.engine.finish import attempt_settle, ending_from_message, ending_to_message
+
+    job, attempt = _claimed(make_conversation)
+    result, judged = ending_from_message(*ending_to_message(GOOD, ContractResult(True)))
+    assert attempt_settle(job_id=job.pk, number=1, worker="another", result=result, judged=judged).status == "skipped"
+    outcome = attempt_settle(job_id=job.pk, number=1, worker="w1", result=result, judged=judged)
+    assert outcome.status == "succeeded" and SummaryGeneration.objects.get(job=job).text == GOOD.text
+
+    late_job, late = _claimed(lambda n: make_conversation(n, external_id="late", prefix="late-"))
+    CompactionJob.objects.filter(pk=late_job.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    outcome = attempt_settle(job_id=late_job.pk, number=1, worker="w1", result=result, judged=judged)
+    assert outcome.status == "released" and not SummaryGeneration.objects.filter(job=late_job).exists()
+    assert Attempt.objects.get(pk=late.pk).outcome == "infrastructure"

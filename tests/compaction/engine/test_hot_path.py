@@ -99,3 +99,31 @@ def test_a_bound_message_edited_behind_the_ingest_is_never_summarised(make_conve
     outcome = job_run(job_id=job.pk, provider=recording_provider)
     assert (outcome.status, outcome.failure_code) == ("stale", "source_changed")
     assert recording_provider.requests == []
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_prepared_statements_survive_a_killed_connection_prepared_again_on_the_new_one(make_conversation):
+    """Issue 12: after ``pg_terminate_backend`` the engine's retry closes the
+    broken connection and the hot statements run — and are prepared — on the
+    new one; no statement of the dead session is ever used."""
+    import psycopg
+
+    from compaction.engine.outages import retrying
+    from tests.compaction.conftest import live_database_url
+
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements and pg_terminate_backend are PostgreSQL's")
+    (planned,) = plan(make_conversation(30))
+    assert job_load(planned.pk).pk == planned.pk
+    old_backend = connection.connection.info.backend_pid
+    with psycopg.connect(live_database_url(), autocommit=True) as killer:
+        assert killer.execute("SELECT pg_terminate_backend(%s)", [old_backend]).fetchone()[0]
+    loaded = retrying(lambda: job_load(planned.pk), what="loading the job", deadline=None)
+    assert loaded.pk == planned.pk and connection.connection.info.backend_pid != old_backend
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ["%FROM \"compaction_compactionjob\" j JOIN%"])
+        assert cursor.fetchone()[0] == 1
+    claim = retrying(lambda: job_claim(job=loaded, worker="w1", model_id=loaded.model_id), what="claiming",
+                     deadline=None)
+    assert claim.attempt is not None and claim.attempt.number == 1

@@ -23,6 +23,19 @@ def completion(text, *, finish_reason="stop", tool_calls=None, model="test-model
     }
 
 
+def odd_completion(*, status=200, **changes):
+    """A scripted reply: a normal completion with each ``path=value`` set,
+    the path's steps joined by ``__`` (``choices__0__message__content``)."""
+    body = completion("[a-0] The fee was 0.00 EUR.")
+    for path, value in changes.items():
+        target = body
+        *head, last = path.split("__")
+        for key in head:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[last] = value
+    return (status, body, 0)
+
+
 TOOL_CALL = [{"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": "{}"}}]
 
 # name -> (status, body bytes or dict, delay seconds)
@@ -36,6 +49,9 @@ SCRIPTS = {
     "malformed": (200, b'{"choices": [ {"message": ', 0),
     "slow": (200, completion("too late"), 3.0),
     "hang": (200, completion("never"), 3600.0),
+    # Answers "ok" once the test opens ``server.gate``: the model call is
+    # out for as long as a fault test needs (``server.arrived`` says it is).
+    "gated": (200, completion("[a-0] The fee was 0.00 EUR. [a-1] The fee was 1.01 EUR."), "gate"),
 }
 
 
@@ -44,6 +60,8 @@ class ScriptedServer:
         self.script: deque[str] = deque()
         self.requests: list[dict] = []
         self.default = "ok"
+        self.arrived = threading.Event()
+        self.gate = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,7 +75,10 @@ class ScriptedServer:
                                         "authorization": self.headers.get("Authorization")})
                 name = server.script.popleft() if server.script else server.default
                 status, payload, delay = SCRIPTS[name]
-                if delay:
+                server.arrived.set()
+                if delay == "gate":
+                    server.gate.wait(timeout=300)
+                elif delay:
                     time.sleep(delay)
                 raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:

@@ -13,14 +13,8 @@ from compaction.contract import check
 from compaction.models import Attempt, JobState, SummaryGeneration
 from compaction.providers.base import Answer, SummaryRequest
 from compaction.providers.openai import OpenAIProvider
-from tests.compaction.providers.openai_server import ScriptedServer
-
-
-@pytest.fixture
-def server():
-    s = ScriptedServer()
-    yield s
-    s.close()
+from tests.compaction.providers.conftest import run_once_against
+from tests.compaction.providers.openai_server import odd_completion
 
 
 def provider(server, timeout=1.0):
@@ -78,16 +72,6 @@ def test_the_provider_never_retries_on_its_own(server):
     assert len(server.requests) == 1
 
 
-@pytest.fixture
-def openai_settings(settings, server):
-    settings.COMPACTION_PROVIDER = "openai"
-    settings.COMPACTION_MODEL = "test-model"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.OPENAI_TIMEOUT_SECONDS = 0.5
-    return settings
-
-
 @pytest.mark.parametrize("script, code", [
     ("ok", ""), ("text_and_tools", "tool_calls"), ("length", "finish_reason"), ("empty", "empty"),
     ("too_long", "too_long"), ("http500", "provider_error"), ("malformed", "provider_error"), ("slow", "timeout"),
@@ -109,43 +93,17 @@ def test_through_the_engine_each_reply_is_one_attempt_with_its_code(openai_setti
     assert "Question" not in sent and "[a-9]" in sent
 
 
-def _odd(**changes):
-    from tests.compaction.providers.openai_server import completion
-
-    body = completion("[a-0] The fee was 0.00 EUR.")
-    for path, value in changes.items():
-        target = body
-        *head, last = path.split("__")
-        for key in head:
-            target = target[int(key)] if key.isdigit() else target[key]
-        target[last] = value
-    return (200, body, 0)
-
-
-def _run_once_against(reply, server, make_conversation, monkeypatch):
-    """One job run end to end against a server that answers ``reply``;
-    returns the job (re-read), the run's outcome and its one attempt."""
-    from tests.compaction.providers import openai_server
-
-    monkeypatch.setitem(openai_server.SCRIPTS, "odd", reply)
-    (job,) = conversation_plan(conversation=make_conversation(30))
-    server.queue("odd")
-    outcome = job_run(job_id=job.pk)
-    job.refresh_from_db()
-    return job, outcome, Attempt.objects.get(job=job)
-
-
 @pytest.mark.parametrize("odd, code", [
-    (_odd(usage={"prompt_tokens": -1, "completion_tokens": "n/a"}), ""),
-    (_odd(usage={"prompt_tokens": 2**40, "completion_tokens": True}), ""),
-    (_odd(usage={"prompt_tokens": None}, choices__0__finish_reason={"type": "stop"}), "finish_reason"),
+    (odd_completion(usage={"prompt_tokens": -1, "completion_tokens": "n/a"}), ""),
+    (odd_completion(usage={"prompt_tokens": 2**40, "completion_tokens": True}), ""),
+    (odd_completion(usage={"prompt_tokens": None}, choices__0__finish_reason={"type": "stop"}), "finish_reason"),
 ])
 def test_through_the_engine_an_odd_but_parseable_reply_is_still_one_recorded_attempt(
         openai_settings, server, make_conversation, monkeypatch, odd, code):
     """Whatever numbers an endpoint reports, the attempt is recorded with its
     verdict; the finish never crashes and leaves the job running until its
     lease expires (which would lose what the model returned)."""
-    job, outcome, attempt = _run_once_against(odd, server, make_conversation, monkeypatch)
+    job, outcome, attempt = run_once_against(odd, server, make_conversation, monkeypatch)
     assert attempt.outcome == ("succeeded" if code == "" else "failed")
     assert attempt.failure_code == outcome.failure_code == code
     assert SummaryGeneration.objects.filter(job=job).exists() == (code == "")
@@ -153,18 +111,19 @@ def test_through_the_engine_an_odd_but_parseable_reply_is_still_one_recorded_att
 
 
 @pytest.mark.parametrize("odd, code", [
-    (_odd(choices__0__message__content="[a-0] The fee was\u0000 0.00 EUR."), "not_plain_text"),
-    (_odd(choices__0__message__content="[a-0] \u001b[31mred\u001b[0m"), "not_plain_text"),
-    (_odd(choices__0__finish_reason="stop\u0000", model="m\u0000"), "finish_reason"),
+    (odd_completion(choices__0__message__content="[a-0] The fee was\u0000 0.00 EUR."), "unstorable_text"),
+    (odd_completion(choices__0__message__content="[a-0] \u001b[31mred\u001b[0m"), "not_plain_text"),
+    (odd_completion(choices__0__finish_reason="stop\u0000", model="m\u0000"), "finish_reason"),
 ])
 def test_a_reply_with_control_characters_fails_and_is_kept_for_review(
         openai_settings, server, make_conversation, monkeypatch, odd, code):
-    """Not plain text is a contract failure of its own, and what came back is
-    kept (a NUL, which PostgreSQL cannot store, shown as U+FFFD) instead of
-    crashing the finish and leaving the job running until its lease expires."""
-    job, outcome, attempt = _run_once_against(odd, server, make_conversation, monkeypatch)
+    """Not plain text is a contract failure of its own, a NUL (which
+    PostgreSQL cannot store) is ``unstorable_text``, and what came back is
+    kept (the NUL written as its escape) instead of crashing the finish and
+    leaving the job running until its lease expires."""
+    job, outcome, attempt = run_once_against(odd, server, make_conversation, monkeypatch)
     assert (outcome.failure_code, attempt.failure_code, attempt.outcome) == (code, code, "failed")
     assert job.state == JobState.FAILED and not SummaryGeneration.objects.filter(job=job).exists()
     stored = attempt.raw_output + attempt.finish_reason + attempt.model
     assert attempt.raw_output.startswith("[a-0]") and "\x00" not in stored
-    assert ("\ufffd" in stored) == ("\\u0000" in json.dumps(odd[1]))
+    assert ("\\u0000" in stored) == ("\\u0000" in json.dumps(odd[1]))
