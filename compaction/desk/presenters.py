@@ -7,6 +7,7 @@ escape.
 from __future__ import annotations
 
 import difflib
+import json
 
 from ..models import JobState
 from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
@@ -126,3 +127,28 @@ def note_length_chart(rows, *, width: int = 560, height: int = 150) -> dict | No
     hand-off chain, stale generations marked."""
     return bar_chart(((r.generation.number, r.chars, "valid" if r.valid else "stale") for r in rows),
                      y_label="note length (characters)", unit="chars", width=width, height=height)
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value if value != "" else '""'
+    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+        return ", ".join(str(v) for v in value) or "[]"
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def changed_fields(before, after) -> list[dict]:
+    """The fields an activity entry changed, as ``field``, ``before`` and
+    ``after`` text: only those whose value differs (a field on one side only
+    reads "—" on the other), by field name (the database keeps no key
+    order). Entries that are not objects are one field, ``value``."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        if before is None and after is None:
+            return []
+        before = before if isinstance(before, dict) else ({} if before is None else {"value": before})
+        after = after if isinstance(after, dict) else ({} if after is None else {"value": after})
+    fields = sorted({*before, *after})
+    return [{"field": k, "before": _shown(before.get(k)), "after": _shown(after.get(k))}
+            for k in fields if k not in before or k not in after or before[k] != after[k]]
