@@ -126,3 +126,21 @@ class JobIdsField(forms.Field):
 
 class BulkRerunForm(ReasonForm):
     jobs = JobIdsField()
+
+
+KEPT_MAX = 100
+
+
+def kept_job_ids(raw: str | None) -> list[int]:
+    """``?kept=`` of the queue: the comma-separated ids of the jobs a bulk
+    re-run acted on (at most ``KEPT_MAX``). Raises ``forms.ValidationError``
+    naming the parameter for anything else."""
+    if not raw:
+        return []
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        raise forms.ValidationError("kept: job ids must be whole numbers separated by commas")
+    ids = sorted({int(p) for p in parts})
+    if len(ids) > KEPT_MAX:
+        raise forms.ValidationError(f"kept: at most {KEPT_MAX} job ids")
+    return ids

@@ -405,6 +405,17 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
     return QUEUE.page(qs, cursor=cursor, size=page_size)
 
 
+def queue_kept(*, user, job_ids: list[int]) -> list[CompactionJob]:
+    """The jobs a bulk re-run just acted on (``?kept=``), in the user's
+    scopes, whatever their state now: the queue keeps them on the page with
+    their live state until they settle. One query."""
+    if not job_ids:
+        return []
+    qs = (CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
+          .only(*JOB_ROW_FIELDS, "conversation__external_id"))
+    return list(in_scopes_of(qs, user=user).order_by("id"))
+
+
 def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
     """The selected jobs the user may see (others are silently dropped: they
     do not exist for this user)."""
