@@ -124,7 +124,7 @@ def load_samples(min_pairs: int, limit: int | None):
 
 def ingest(samples) -> dict[str, object]:
     from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
+    from conversations.services.ingest import conversation_ingest
 
     conversations = {}
     for group in samples.values():

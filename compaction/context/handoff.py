@@ -52,7 +52,7 @@ from ..models import CompactionJob, HandoffPlan, JobState, SummaryGeneration
 from ..tokens import count_tokens, token_estimator_name
 from . import metrics
 from .budget import Budget
-from .formats import utf8_len
+from .formats import omitted_sentence, utf8_len
 from .reader import snapshot
 from .selection import EXHAUSTED, FAILED, NOT_ACCEPTED_VERSION, OVER_BUDGET, PENDING, STALE_SOURCE
 
@@ -70,12 +70,6 @@ OPENAI_HANDOFF_PREAMBLE = (
 
 def openai_note_header(*, to_pair: int, generation: int, prompt_version: str) -> str:
     return f"\n\n## Hand-off note (pairs 0-{to_pair}, generation {generation}, {prompt_version})\n"
-
-
-def omitted_sentence(count: int) -> str:
-    older = "pair" if count == 1 else "pairs"
-    return (f"{count} older {older} of this conversation (user message and answer) were left out of this "
-            f"history to fit its budget.")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""SPEC §6: the next-run projection assembled from the database."""
+"""SPEC §6: the next-run projection assembled from the database, under
+``prefer=summary`` (the seed 000 rule, every usable summary in place of its
+pairs) unless a test says otherwise; ``prefer=raw``, the default, has its
+own tests in ``test_projection_prefer_raw.py``."""
 
 import pytest
 from django.db import connection
@@ -26,6 +29,7 @@ GENEROUS = 1024 * 1024
 
 
 def project(conv, budget=GENEROUS, **kwargs):
+    kwargs.setdefault("prefer", "summary")
     return conversation_projection(conversation=conv, budget_bytes=budget, **kwargs)
 
 
@@ -135,7 +139,9 @@ def test_summary_that_does_not_fit_falls_back_to_its_raw_pairs_newest_first():
     budget = tail + pair_bytes(conv, 9) + pair_bytes(conv, 8)
     body = project(conv, budget)
     f = forms(body)
-    assert f[9] == f[8] == ("raw", "over_budget")
+    # A raw pair whose usable summary was not given has no reason (SPEC §6):
+    # over_budget is only ever said of an omitted pair.
+    assert f[9] == f[8] == ("raw", None)
     assert all(f[i] == ("omitted", "over_budget") for i in range(8))
     assert body["complete"] is False and body["used"]["bytes"] == budget
 
@@ -211,7 +217,7 @@ def test_summary_over_the_token_budget_falls_back_to_raw():
     )
     body = project(conv, GENEROUS, budget_tokens=tail_tokens)
     assert body["complete"] is True
-    assert all(forms(body)[i] == ("raw", "over_budget") for i in range(10))
+    assert all(forms(body)[i] == ("raw", None) for i in range(10))
     assert body["used"]["tokens"] == tail_tokens
 
 
