@@ -22,8 +22,10 @@ summary is only given when it is strictly cheaper than its raw pairs.
 caller passes the cost of the one sentence that says how many older pairs
 were left out. When the choice leaves anything out, the sentence's largest
 possible cost (every pair left out) is reserved and the choice made again
-within what remains, so the sentence always fits and the whole never
-exceeds the budget. If not even the sentence fits, nothing is given.
+within what remains (and again, reserving more, if that choice's sentence
+costs more: after summaries it needs a separator), so the sentence always
+fits and the whole never exceeds the budget. If not even the sentence
+fits, nothing is given.
 
 **Account**. Every pair index appears exactly once, chronologically, as
 ``raw``, ``summary`` or ``omitted``. ``reason`` is ``over_budget`` for an
@@ -383,8 +385,10 @@ def pack(
     told = False
     extra = rules.ZERO
     if cut and omission is not None:
-        # Reserve the longest sentence there can be, choose again within the rest.
-        reserve = sentence(pair_count, True)
+        # Reserve the longest sentence there can be (every pair left out), choose
+        # again within the rest; reserve more if the choice then needs more (a
+        # separator after summaries).
+        reserve = sentence(pair_count, False)
         settled = False
         for _ in range(4):
             rest = Budget(budget.bytes - reserve.bytes,
