@@ -275,6 +275,8 @@ def main() -> None:
     parser.add_argument("--prefer", default=None, choices=["raw", "summary"],
                         help="projection preference, when the projection takes one")
     parser.add_argument("--fresh", action="store_true", help="drop and recreate the benchmark database first")
+    parser.add_argument("--database-suffix", default="",
+                        help="appended to the database name, to keep concurrent runs (and --fresh) apart")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
 
@@ -282,7 +284,7 @@ def main() -> None:
     os.environ["COMPACTION_AUTO_PLAN"] = "0"  # compact --inline plans; no background planning
     os.environ.setdefault("DJANGO_DEBUG", "0")
     model_id = extractive_model_id()
-    name = f"compaction_bench_fidelity_{model_id.replace('-', '_')}"
+    name = f"compaction_bench_fidelity_{model_id.replace('-', '_')}{args.database_suffix}"
     if args.fresh:
         recreate(name)
     started = time.perf_counter()

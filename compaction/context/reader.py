@@ -15,7 +15,8 @@ first, lazily; texts only for what is returned.
    chosen summaries.
 
 Token budgets need texts, so with ``budget_tokens`` texts are read (per
-chunk) for pieces that already fit by bytes, never for the rest. All reads
+chunk) for the pieces the choice looks at — those it gives and the first it
+cannot — never for anything older. All reads
 run in one snapshot (``snapshot``: REPEATABLE READ on PostgreSQL) so the
 sizes that were packed are the sizes of the texts returned.
 """
