@@ -12,7 +12,7 @@ the only record of them once the originals are gone.
 **Packing** is the segment rule with one big segment (``packing``): the
 pairs after the cut are offered raw, newest first; then the note as one
 block; if the note does not fit, the pairs ``[0, cut]`` are offered raw,
-newest first (reason ``over_budget``). The first piece that does not fit
+newest first (reason ``null``: the note is usable, it just did not fit). The first piece that does not fit
 ends the walk: it and everything older are omitted, so the result is one
 unbroken, newest stretch of history. Bytes are checked before tokens, and
 tokens are counted only for pieces that fit by bytes.
@@ -223,7 +223,9 @@ def rolling_projection(*, conversation, budget: Budget, format: str) -> dict:
                     if not walk.take(pbytes, tokens):
                         omitted_to = index
                         break
-                    placed.append((index, OVER_BUDGET, pbytes, walk.tokens - before))
+                    # Under a usable note that was not given: no reason (SPEC §6,
+                    # over_budget is only said of an omitted pair).
+                    placed.append((index, None, pbytes, walk.tokens - before))
         omission = ""
         if omitted_to >= 0 and format == "openai":
             # The model itself must know what it does not see: one sentence,
