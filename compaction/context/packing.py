@@ -8,7 +8,7 @@ planned segment), oldest first. ``segments``: the planned segments
 ``S0 … Sm-1``, oldest first, each with its raw size (known at write time:
 ``Segment.user_bytes + assistant_bytes``), its usable summary block if any
 (``selection``), and why not otherwise. Both may be lazy sequences
-(``NewestFirst``): they are read newest first and only as far as the choice
+(``lazy.NewestFirst``): they are read newest first and only as far as the choice
 looks, so nothing older than what can be returned is read.
 
 **Which forms** is ``context.choice``'s rule, one per preference:
@@ -57,6 +57,7 @@ from typing import Callable, Iterable, Iterator, Sequence, Union
 from . import choice as rules
 from .budget import Budget
 from .choice import Cost, SegmentCost
+from .lazy import Converted, NewestFirst
 from .selection import OVER_BUDGET, REASONS
 
 RAW = "raw"
@@ -118,54 +119,6 @@ class SegmentUnit:
 
     def raw(self) -> Sequence[RawPiece]:
         return self.raw_pairs() if callable(self.raw_pairs) else self.raw_pairs
-
-
-class NewestFirst(SequenceABC):
-    """A sequence indexed oldest first over items produced newest first,
-    consumed only as far as an index asks: ``items`` yields item
-    ``count - 1`` first."""
-
-    def __init__(self, count: int, items: Iterable):
-        self._count = count
-        self._items = iter(items)
-        self._seen: list = []
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, k: int):
-        if not isinstance(k, int) or not 0 <= k < self._count:
-            raise IndexError(k)
-        position = self._count - 1 - k
-        while len(self._seen) <= position:
-            try:
-                self._seen.append(next(self._items))
-            except StopIteration:
-                raise ValueError(f"{self._count} items announced, {len(self._seen)} produced") from None
-        return self._seen[position]
-
-    @property
-    def consumed(self) -> int:
-        return len(self._seen)
-
-
-class _Costs(SequenceABC):
-    """``items`` seen as costs, each converted once, when first looked at."""
-
-    def __init__(self, items: Sequence, convert: Callable[[int, object], object]):
-        self._items = items
-        self._convert = convert
-        self._cache: dict[int, object] = {}
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, k: int):
-        if not isinstance(k, int) or not 0 <= k < len(self._items):
-            raise IndexError(k)
-        if k not in self._cache:
-            self._cache[k] = self._convert(k, self._items[k])
-        return self._cache[k]
 
 
 @dataclass
@@ -248,8 +201,8 @@ class _Offer:
         if self.tail_start < 0 or (not len(segments) and self.tail_start):
             raise ValueError(f"{len(tail)} tail pairs and {len(segments)} segments cannot cover {pair_count} pairs")
         self.raw_pairs: dict[int, _OldestFirst] = {}
-        self.tail_costs = _Costs(tail, self._tail_cost)
-        self.segment_costs = _Costs(segments, self._segment_cost)
+        self.tail_costs = Converted(tail, self._tail_cost)
+        self.segment_costs = Converted(segments, self._segment_cost)
 
     def _tokens(self, value: Lazy | None) -> int:
         return _resolve(value) if self.counting else 0
@@ -270,13 +223,12 @@ class _Offer:
             raise ValueError(f"the oldest segment must start at pair 0, not {unit.from_pair}")
         if k + 1 < len(self.segments):
             # Only checked when the newer neighbour was looked at: it always is first.
-            newer = self.segment_costs._cache.get(k + 1)
-            if newer is not None and self.segments[k + 1].from_pair != unit.to_pair + 1:
+            if self.segment_costs.looked_at(k + 1) and self.segments[k + 1].from_pair != unit.to_pair + 1:
                 raise ValueError(f"segments {k} and {k + 1} are not contiguous")
         if unit.summary is None and unit.reason not in REASONS:
             raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} has no summary and no valid reason")
         self.raw_pairs[k] = _OldestFirst(unit)
-        pairs = _Costs(self.raw_pairs[k], self._pair_cost)
+        pairs = Converted(self.raw_pairs[k], self._pair_cost)
         if unit.raw_bytes is not None:
             raw = Cost(unit.raw_bytes, self._tokens(unit.raw_tokens) if unit.raw_tokens is not None
                        else (sum(p.tokens for p in pairs) if self.counting else 0))
@@ -357,6 +309,30 @@ def _placed(offer: _Offer, c: rules.Choice) -> list[PlacedRaw | PlacedSummary]:
     return placed
 
 
+def _choose_beside_sentence(offer: _Offer, budget: Budget, prefer: str, frame: Cost,
+                            sentence: Callable[[int, bool], Cost]):
+    """The choice that leaves room for the sentence saying how many pairs it
+    left out: ``(choice, cut, the sentence's cost)``, or ``None`` when not
+    even the sentence fits. The longest sentence there can be (every pair
+    left out) is reserved and the choice made within the rest; if that
+    choice's sentence needs more (a separator after summaries), more is
+    reserved and it is chosen again."""
+    reserve = sentence(offer.pair_count, False)
+    for _ in range(4):
+        rest = Budget(budget.bytes - reserve.bytes, None if budget.tokens is None else budget.tokens - reserve.tokens)
+        if rest.bytes < 0 or (rest.tokens is not None and rest.tokens < 0):
+            return None
+        chosen = _choose(offer, rest, prefer, frame)
+        cut = _cut(offer, chosen)
+        if not cut:  # less room never covers more; and there would be nothing to tell
+            return chosen, 0, rules.ZERO
+        extra = sentence(cut, bool(chosen.summaries))
+        if extra.bytes <= reserve.bytes and extra.tokens <= reserve.tokens:
+            return chosen, cut, extra
+        reserve = Cost(max(reserve.bytes, extra.bytes), max(reserve.tokens, extra.tokens))
+    return None
+
+
 def pack(
     tail: Sequence[RawPiece], segments: Sequence[SegmentUnit], budget: Budget, *, pair_count: int,
     prefer: str = DEFAULT_PREFER, summary_frame_bytes: int = 0, summary_frame_tokens: Lazy | None = None,
@@ -382,33 +358,15 @@ def pack(
 
     chosen = _choose(offer, budget, prefer, frame)
     cut = _cut(offer, chosen)
-    told = False
-    extra = rules.ZERO
+    told, extra = False, rules.ZERO
     if cut and omission is not None:
-        # Reserve the longest sentence there can be (every pair left out), choose
-        # again within the rest; reserve more if the choice then needs more (a
-        # separator after summaries).
-        reserve = sentence(pair_count, False)
-        settled = False
-        for _ in range(4):
-            rest = Budget(budget.bytes - reserve.bytes,
-                          None if budget.tokens is None else budget.tokens - reserve.tokens)
-            if rest.bytes < 0 or (rest.tokens is not None and rest.tokens < 0):
-                break
-            chosen = _choose(offer, rest, prefer, frame)
-            cut = _cut(offer, chosen)
-            if not cut:  # less room never covers more; nothing to tell if it did
-                settled = True
-                break
-            extra = sentence(cut, bool(chosen.summaries))
-            if extra.bytes <= reserve.bytes and extra.tokens <= reserve.tokens:
-                settled = told = True
-                break
-            reserve = Cost(max(reserve.bytes, extra.bytes), max(reserve.tokens, extra.tokens))
-        if not settled:
+        settled = _choose_beside_sentence(offer, budget, prefer, frame, sentence)
+        if settled is None:
             # Not even the sentence fits: nothing is given.
             return Packing(budget=budget, pair_count=pair_count, used_bytes=0,
                            used_tokens=0 if counting else None, placed=[], cut=pair_count, prefer=prefer)
+        chosen, cut, extra = settled
+        told = cut > 0
     used = chosen.cost + extra
     return Packing(
         budget=budget,

@@ -7,7 +7,7 @@ first, lazily; texts only for what is returned.
    ``Pair`` sizes, then older segments in growing chunks the same way and,
    only for segments lacking a usable summary, job states. A segment's raw
    pair sizes are read only when ``prefer=summary`` falls back to them.
-   ``tail`` and ``segments`` are lazy sequences (``packing.NewestFirst``):
+   ``tail`` and ``segments`` are lazy sequences (``lazy.NewestFirst``):
    the choice reads them newest first and stops where the budget does, so
    nothing much older than the cut is read.
 2. Texts only for what is returned: one read of the user texts of every
@@ -36,7 +36,8 @@ from ..models import SEGMENT_KIND, CompactionJob, PromptVersion, SummaryGenerati
 from ..planning import SEGMENT_SIZE
 from ..tokens import count_tokens
 from .formats import openai_section_frame, utf8_len
-from .packing import NewestFirst, RawPiece, SegmentUnit, SummaryPiece
+from .lazy import NewestFirst
+from .packing import RawPiece, SegmentUnit, SummaryPiece
 from .selection import PENDING, GenerationFacts, JobFacts, choose_summary
 
 TAIL_CHUNK = 64

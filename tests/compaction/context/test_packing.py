@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction.context.budget import Budget
-from compaction.context.packing import NewestFirst, RawPiece, SegmentUnit, SummaryPiece, pack
+from compaction.context.lazy import NewestFirst
+from compaction.context.packing import RawPiece, SegmentUnit, SummaryPiece, pack
 from compaction.context.selection import REASONS
 
 from .legacy_packing import Segment as LegacySegment
