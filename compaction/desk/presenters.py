@@ -85,7 +85,9 @@ def projection_digest(projection: dict) -> dict:
 
 def note_length_chart(rows, *, width: int = 560, height: int = 120) -> dict | None:
     """Geometry for the chain's chart of note length (characters, as seed
-    001 counts 字数) per generation, stale generations marked."""
+    001 counts 字数) per generation, stale generations marked, and so is
+    each generation that grew without new matters (SPEC §8: length is
+    checked apart from content)."""
     if not rows:
         return None
     top = max(r.chars for r in rows) or 1
@@ -98,5 +100,7 @@ def note_length_chart(rows, *, width: int = 560, height: int = 120) -> dict | No
         bars.append({
             "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
             "w": round(bar_w, 1), "h": h, "number": r.generation.number, "chars": r.chars, "valid": r.valid,
+            "grew": bool(getattr(r, "grew_without_new_matters", False)),
+            "mark_x": round(pad + i * slot + slot / 2, 1), "mark_y": round(max(10.0, height - pad / 2 - h - 3), 1),
         })
     return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
