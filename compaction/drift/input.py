@@ -13,7 +13,9 @@ line keeps them (``compaction.handoff.reading.keeps``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import replace
+from operator import attrgetter
 from functools import cached_property
 
 from compaction.handoff import note as notes
@@ -162,12 +164,13 @@ class DriftInput:
         and so does the next consent or hold right after the last change when
         it names no matter of its own ("先别提交了")."""
         state, last = start.state or "consent", start
-        for event in self.events:
-            if event.order <= start.order:
-                continue
-            nearest = next((e for e in self.events if e.order > last.order), None)
-            if shared(event.own_terms, matter) >= 2 or (event is nearest and worth(event.own_terms) < 2):
-                state, last = event.state, event
+        events = self.events  # in chain order: the event after ``last`` is the next one in the list
+        first = bisect_right(events, start.order, key=_order)
+        nearest = first
+        for i in range(first, len(events)):
+            event = events[i]
+            if shared(event.own_terms, matter) >= 2 or (i == nearest and worth(event.own_terms) < 2):
+                state, last, nearest = event.state, event, i + 1
         return state, last
 
     # -- abandonments
@@ -266,6 +269,9 @@ class DriftInput:
     @cached_property
     def parent_terms(self) -> frozenset[str]:
         return key_terms(self.parent_text or "")
+
+
+_order = attrgetter("order")
 
 
 def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:
