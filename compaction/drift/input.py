@@ -59,8 +59,6 @@ class DriftInput:
         self.lines = read_lines(self.note)
         self.parent_lines = read_lines(self.parent) if self.parent else []
         self.headings = notes.heading_lines(self.text)
-        self._resumed: dict[int, bool] = {}
-        self._questions: dict[str, list[int]] = {}
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
@@ -89,21 +87,11 @@ class DriftInput:
     def questions_with(self, term: str) -> list[int]:
         """The user messages that ask a question and hold ``term`` (chain
         order); none for a term so common it tells no message apart (寄修,
-        AirPods: more than a twentieth of the chain, and at least 20). Only
-        the messages holding the term are read, and no further than needed
-        to know it is that common."""
-        found = self._questions.get(term)
-        if found is None:
-            common = max(20, len(self.users) // 20)
-            found = []
-            for order in self.users_by_term.get(term, ()):
-                if self.users[order].asks_question:
-                    found.append(order)
-                    if len(found) > common:
-                        found = []
-                        break
-            self._questions[term] = found
-        return found
+        AirPods: more than a twentieth of the chain, and at least 20). The
+        chain index keeps the questioning messages by term, extended
+        generation by generation."""
+        found = self.chain.questions_by_term.get(term, ())
+        return found if len(found) <= max(20, len(self.users) // 20) else ()
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -138,11 +126,11 @@ class DriftInput:
 
     @cached_property
     def _tool_lower(self) -> Corpus:
-        return Corpus([t.text.lower() for t in self.tools])
+        return self.chain.tool_lower
 
     @cached_property
     def _assistant_lower(self) -> Corpus:
-        return Corpus([m.text.lower() for m in self.assistants])
+        return self.chain.assistant_lower
 
     @cached_property
     def asking_terms(self) -> list[frozenset[str]]:
@@ -211,14 +199,20 @@ class DriftInput:
 
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""
-        key = abandon.order
-        if key not in self._resumed:
-            later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
-                            if order > abandon.order})
-            self._resumed[key] = any(
-                not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
-                for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
-        return self._resumed[key]
+        # Once asked again, always: the chain index keeps each answer with the
+        # number of users it read, and a longer chain reads only the users since.
+        memo, n = self.chain.resumed, len(self.users)
+        known = memo.get(abandon.order)
+        if known is not None and (known[1] or known[0] == n):
+            return known[1]
+        after = max(abandon.order + 1, known[0] if known is not None else 0)
+        later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
+                        if order >= after})
+        found = any(
+            not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
+            for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
+        memo[abandon.order] = (n, found)
+        return found
 
     # -- tools
 
