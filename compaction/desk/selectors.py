@@ -410,7 +410,7 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
 def _drift_counts(jobs: list[CompactionJob]) -> None:
     """Each job's generation's drift findings by kind (``drift_counts``), one
     grouped query for the page."""
-    from ..models import DriftFinding
+    from ..models import DriftFinding, DriftKind
 
     counts: dict[int, dict[str, int]] = {}
     handoff = [j.pk for j in jobs]  # only hand-off notes have findings
@@ -420,10 +420,11 @@ def _drift_counts(jobs: list[CompactionJob]) -> None:
                 .values_list("generation__job_id", "generation__number", "kind").annotate(n=Count("id")).order_by()):
             counts.setdefault(job_id, {})[kind] = n
             counts[job_id]["#"] = generation_number
+    kinds = list(DriftKind.values)  # wrong, extra, lost, length: SPEC §8's order
     for job in jobs:
         found = counts.get(job.pk, {})
         job.drift_generation = found.pop("#", None)
-        job.drift_counts = found
+        job.drift_counts = {k: found[k] for k in kinds if k in found}
 
 
 def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:

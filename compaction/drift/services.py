@@ -24,7 +24,7 @@ from django.db import transaction
 from compaction.handoff import note as notes
 from compaction.handoff.material import Material, MaterialPair
 
-from ..models import DriftFinding, DriftReport, SummaryGeneration
+from ..models import CompactionJob, DriftFinding, DriftReport, SummaryGeneration
 from .checkers import check_note
 from .findings import Finding
 from .reading import ChainHistory, ChainMessage
@@ -76,11 +76,22 @@ def drift_compute(inputs: DriftInputs) -> list[Finding]:
 
 
 def generation_drift(generation: SummaryGeneration) -> list[Finding] | None:
-    """The findings of a stored hand-off generation, computed now."""
+    """The findings of a stored hand-off generation, computed now; None
+    when what it was written from is no longer what is stored (its chain
+    broke at or above it, or its own material changed): its report stays
+    the one computed when it was written."""
+    from ..digest import digest_input, source_digest
+
+    if CompactionJob.objects.filter(pk=generation.job_id, source_changed_at__isnull=False).exists():
+        return None
     inputs = drift_inputs(conversation_id=generation.conversation_id, from_pair=generation.from_pair,
                           to_pair=generation.to_pair, parent_generation_id=generation.parent_id,
                           note=generation.text)
-    return None if inputs is None else drift_compute(inputs)
+    if inputs is None or source_digest(
+            digest_input(p.index, p.user_id, p.user_text, p.assistant_id, p.assistant_text)
+            for p in inputs.material.pairs) != generation.source_digest:
+        return None
+    return drift_compute(inputs)
 
 
 def _row(generation_id: int, position: int, f: Finding) -> DriftFinding:
@@ -127,8 +138,9 @@ def drift_report_replace(*, generation_id: int, findings: list[Finding]) -> tupl
 
 
 def drift_report_refresh(*, generation: SummaryGeneration) -> tuple[int, int] | None:
-    """Recompute a stored generation's report and replace it; None when its
-    range is no longer paired (nothing is changed then)."""
+    """Recompute a stored generation's report and replace it; None when what
+    it was written from is no longer stored as it was (``generation_drift``:
+    nothing is changed then)."""
     findings = generation_drift(generation)
     if findings is None:
         return None

@@ -3,7 +3,10 @@ report of every rolling hand-off generation (SPEC §8, §11) — or those of
 one conversation (its id or external id) — and replace each stored report
 with the recomputed one. Idempotent: a second run changes nothing (a
 finding that still stands keeps its row, and the verdicts citing it).
-Generations written before drift reports existed get theirs this way."""
+Generations written before drift reports existed get theirs this way. A
+generation whose chain broke at or above it (a message of its material or
+an ancestor's changed) keeps the report computed when it was written: what
+it was written from is no longer what is stored."""
 
 from __future__ import annotations
 
@@ -24,14 +27,15 @@ class Command(BaseCommand):
         generations = handoff_generations().order_by("conversation_id", "number")
         if conversation is not None:
             generations = generations.filter(conversation=self._conversation(conversation))
-        checked = changed = findings = unpaired = 0
+        checked = changed = findings = skipped = 0
         for generation in generations.only("id", "conversation_id", "number", "from_pair", "to_pair", "parent_id",
-                                           "text").iterator(chunk_size=50):
+                                           "text", "job_id", "source_digest").iterator(chunk_size=50):
             outcome = drift_report_refresh(generation=generation)
             if outcome is None:
-                unpaired += 1
-                self.stdout.write(f"UNPAIRED conversation {generation.conversation_id} generation "
-                                  f"{generation.number}: its range is no longer paired; report left as it was")
+                skipped += 1
+                self.stdout.write(f"STALE conversation {generation.conversation_id} generation "
+                                  f"{generation.number}: its source changed since it was written; "
+                                  f"report left as it was")
                 continue
             kept, moved = outcome
             checked += 1
@@ -42,7 +46,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"CHANGED conversation {generation.conversation_id} generation "
                                   f"{generation.number}: {count} finding(s), {moved} added or removed")
         self.stdout.write(f"checked {checked} generation(s): {findings} finding(s), {changed} changed, "
-                          f"{unpaired} unpaired")
+                          f"{skipped} stale left as they were")
 
     @staticmethod
     def _conversation(ident):

@@ -181,3 +181,16 @@ class _Out:
 
     def flush(self):
         pass
+
+
+def test_check_drift_leaves_a_stale_generations_report_as_it_was_written(chain):
+    from tests.compaction.bindings.rolling import edit_message
+
+    conversation, generations = chain
+    before = {g.pk: _stored(g) for g in generations}
+    edit_message(conversation, "u-15", "Request 15: corrected, and I never said anything about blue.")
+    out = _Out()
+    call_command("check_drift", "--conversation", str(conversation.pk), stdout=out)
+    # Generation 2 holds pair 15: it and every later one are stale, their reports untouched.
+    assert {g.pk: _stored(g) for g in generations} == before
+    assert out.text.count("STALE") == 3 and "checked 1 generation(s)" in out.text
