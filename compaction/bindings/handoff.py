@@ -68,7 +68,7 @@ import logging
 from dataclasses import replace
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Subquery, Value
+from django.db.models import Case, Exists, F, OuterRef, Subquery, TextField, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -351,10 +351,14 @@ def tool_results_between(conversation_id: int, lo: int, hi: int) -> list[ToolRes
         return []
     calls: dict[str, tuple[str, str]] = {}
     results = []
+    in_range = Pair.objects.filter(conversation_id=conversation_id, index__gte=lo, index__lte=hi).values("run_id")
+    # Only a tool message's content is read: an answer's calls name the tool, its text is not needed here.
+    # (A run belongs to one conversation: its messages are found by run alone, on the run index.)
     for run_id, role, external_id, content, tool_calls, call_id in (
-        Message.objects.filter(conversation_id=conversation_id, run_id__in=list(runs),
-                               role__in=(MessageRole.ASSISTANT, MessageRole.TOOL))
-        .order_by("sequence").values_list("run_id", "role", "external_id", "content", "tool_calls", "tool_call_id")
+        Message.objects.filter(run_id__in=Subquery(in_range), role__in=(MessageRole.ASSISTANT, MessageRole.TOOL))
+        .annotate(result=Case(When(role=MessageRole.TOOL, then=F("content")), default=Value(""),
+                              output_field=TextField()))
+        .order_by("sequence").values_list("run_id", "role", "external_id", "result", "tool_calls", "tool_call_id")
     ):
         if role == MessageRole.ASSISTANT:
             for call in tool_calls or ():

@@ -51,14 +51,15 @@ def drift_inputs(*, conversation_id: int, from_pair: int, to_pair: int, parent_g
     pairs = stored_pairs(conversation_id, 0, to_pair)
     if any(i not in pairs for i in range(from_pair, to_pair + 1)):
         return None
+    results = tool_results_between(conversation_id, 0, to_pair)  # one read for the chain and the material
     material = Material(
         pairs=tuple(MaterialPair(i, *pairs[i]) for i in range(from_pair, to_pair + 1)),
-        tool_results=tuple(tool_results_between(conversation_id, from_pair, to_pair)))
+        tool_results=tuple(r for r in results if r.pair_index >= from_pair))
     before = [i for i in sorted(pairs) if i < from_pair]
     chain = ChainHistory(
         user_messages=tuple(ChainMessage(pairs[i][0], i, pairs[i][1]) for i in before),
         assistant_messages=tuple(ChainMessage(pairs[i][2], i, pairs[i][3]) for i in before),
-        tool_results=tuple(tool_results_between(conversation_id, 0, from_pair - 1)) if from_pair > 0 else ())
+        tool_results=tuple(r for r in results if r.pair_index < from_pair))
     parent = None
     if parent_generation_id is not None:
         parent = SummaryGeneration.objects.filter(pk=parent_generation_id).values_list("text", flat=True).first()
