@@ -37,9 +37,10 @@ class DriftInput:
     def __init__(self, *, note: str, parent: str | None, material: Material, chain: ChainHistory,
                  vocabulary: v.Vocabulary):
         self.text = notes.extract_summary(note)
-        self.note = notes.parse(self.text)
+        self.note, self.lines, self.headings = _read_note(self.text)
         self.parent_text = notes.extract_summary(parent) if parent is not None else None
-        self.parent = notes.parse(self.parent_text) if self.parent_text is not None else None
+        self.parent, self.parent_lines = (_read_note(self.parent_text)[:2] if self.parent_text is not None
+                                          else (None, []))
         self.material = material
         self.vocabulary = Reader(vocabulary)
         users = {m.id: m for m in chain.user_messages}
@@ -56,9 +57,6 @@ class DriftInput:
         self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
         self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
         self.material_user_ids = {p.user_id for p in material.pairs}
-        self.lines = read_lines(self.note)
-        self.parent_lines = read_lines(self.parent) if self.parent else []
-        self.headings = notes.heading_lines(self.text)
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
@@ -266,6 +264,23 @@ class DriftInput:
 
 
 _order = attrgetter("order")
+
+# The last notes read (text -> note, its line readings, its heading lines):
+# a generation's note is the next one's parent, read once for both. The
+# readings depend on the note's text alone and are never changed.
+_NOTES: dict[str, tuple] = {}
+_NOTES_KEPT = 8
+
+
+def _read_note(text: str) -> tuple:
+    found = _NOTES.get(text)
+    if found is None:
+        note = notes.parse(text)
+        found = (note, read_lines(note), notes.heading_lines(text))
+        while len(_NOTES) >= _NOTES_KEPT:
+            _NOTES.pop(next(iter(_NOTES)), None)
+        _NOTES[text] = found
+    return found
 
 
 def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:
