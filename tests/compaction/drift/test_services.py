@@ -194,3 +194,19 @@ def test_check_drift_leaves_a_stale_generations_report_as_it_was_written(chain):
     # Generation 2 holds pair 15: it and every later one are stale, their reports untouched.
     assert {g.pk: _stored(g) for g in generations} == before
     assert out.text.count("STALE") == 3 and "checked 1 generation(s)" in out.text
+
+
+def test_the_general_finish_writes_the_report_with_the_generation_too(monkeypatch):
+    """The finish used without PostgreSQL's one-statement path (SQLite, or
+    when that statement moved nothing) writes the report in its own
+    transaction as well."""
+    from compaction.engine import finish
+
+    monkeypatch.setattr(finish, "_finish_success_pg", lambda **kwargs: None)
+    rolling_scope(recent_turns=6, min_new_token_count=0, max_compaction_batch_messages=BATCH)
+    conversation = ingest(rolling_document(26))
+    generations = run_chain(conversation, provider=ScriptedHandoffModel())
+    assert len(generations) == 2
+    for g, pure in zip(generations, _pure(generations)):
+        assert DriftReport.objects.get(generation=g).finding_count == len(pure) == DriftFinding.objects.filter(
+            generation=g).count()
