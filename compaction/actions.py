@@ -262,6 +262,9 @@ def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, mode
 NOTE = "a note (the reason for the verdict)"
 
 
+INVALID_CITATION = "invalid_citation"  # a verdict cited a finding that is not its note's
+
+
 def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str, cited_findings=()) -> Review:
     """A verdict on a job's summary, with its note (required, as every
     reason); the newest one is current. ``cited_findings`` are ids of drift
@@ -278,7 +281,8 @@ def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str, c
             findings = list(DriftFinding.objects.filter(pk__in=cited, generation=generation)) if generation else []
             missing = sorted(set(cited) - {f.pk for f in findings})
             if missing:
-                raise ActionRefused("invalid", f"cite: finding {missing[0]} is not a drift finding of this note")
+                raise ActionRefused(INVALID_CITATION,
+                                    f"cited_findings: finding {missing[0]} is not a drift finding of this note")
         previous = Review.objects.filter(job=job).newest_first().first()
         review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict, note=note)
         if findings:

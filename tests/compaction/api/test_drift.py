@@ -105,3 +105,17 @@ def test_the_exports_filter_by_drift_code_and_the_csv_has_a_drift_column(world):
     assert json.loads(by_job[generations[0].job_id]["drift"]) == _expected(generations[0])
     assert by_job[generations[2].job_id]["drift"] == "[]"
     assert by_job[world["segment_job"].pk]["drift"] == ""
+
+
+def test_a_verdict_through_the_api_cites_findings_of_its_note(world):
+    client, (g1, g2, g3) = world["client"], world["generations"]
+    mine = list(DriftFinding.objects.filter(generation=g1).values_list("pk", flat=True))
+    response = client.post("/api/v1/reviews/", {"job": g1.job_id, "verdict": "needs_work", "note": "made-up quote",
+                                                "cited_findings": mine[:1]}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["cited_findings"] == mine[:1]
+    foreign = DriftFinding.objects.filter(generation=g2).first().pk
+    response = client.post("/api/v1/reviews/", {"job": g1.job_id, "verdict": "approved", "note": "fine",
+                                                "cited_findings": [foreign]}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_citation"
+    assert "cited_findings" in response.json()["errors"]

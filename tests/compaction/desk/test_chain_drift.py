@@ -176,7 +176,7 @@ def test_the_review_action_refuses_a_finding_of_another_note(chain):
 
     conversation, (g1, g2, g3) = chain
     foreign = DriftFinding.objects.filter(generation=g2).first()
-    with pytest.raises(ActionRefused, match="cite: finding"):
+    with pytest.raises(ActionRefused, match="cited_findings: finding"):
         do_review_record(job=g1.job, reviewer=make_user("sue", role="support"), verdict="approved", note="ok",
                          cited_findings=[foreign.pk])
     assert not Review.objects.exists()
