@@ -13,7 +13,7 @@ line keeps them (``compaction.handoff.reading.keeps``).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from operator import attrgetter
 from functools import cached_property
@@ -204,8 +204,9 @@ class DriftInput:
         if known is not None and (known[1] or known[0] == n):
             return known[1]
         after = max(abandon.order + 1, known[0] if known is not None else 0)
-        later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
-                        if order >= after})
+        by_term = self.users_by_term  # each term's users in chain order: read from ``after`` on
+        later = sorted({order for term in named or borrowed
+                        for orders in (by_term.get(term, ()),) for order in orders[bisect_left(orders, after):]})
         found = any(
             not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
             for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
