@@ -348,6 +348,14 @@ def job_detail(*, job: CompactionJob) -> dict:
     }
 
 
+def job_drift_findings(*, job: CompactionJob) -> list:
+    """The drift findings of the note ``job`` wrote (none for a segment or
+    without a generation), in words: what a verdict on it may cite."""
+    if job.kind == SEGMENT_KIND:
+        return []
+    return _findings_in_words(SummaryGeneration.objects.filter(job=job).first())
+
+
 def _findings_in_words(generation: SummaryGeneration | None) -> list:
     """A note's drift findings (SPEC §8) with their kind and code in words,
     for a verdict to cite."""

@@ -110,7 +110,7 @@ def job_replan(request, job_id: int):
 @role_required(roles.can_review)
 def job_review(request, job_id: int):
     job = _job_or_404(request, job_id)
-    form = VerdictForm(request.POST, findings=selectors.job_detail(job=job)["drift_findings"])
+    form = VerdictForm(request.POST, findings=selectors.job_drift_findings(job=job))
     if form.is_valid():
         try:
             actions.do_review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
