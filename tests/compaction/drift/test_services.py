@@ -210,3 +210,21 @@ def test_the_general_finish_writes_the_report_with_the_generation_too(monkeypatc
     for g, pure in zip(generations, _pure(generations)):
         assert DriftReport.objects.get(generation=g).finding_count == len(pure) == DriftFinding.objects.filter(
             generation=g).count()
+
+
+def test_the_repair_conversation_through_the_engine_and_the_offline_builder_has_no_findings():
+    """Seed 001's regression conversation (126 turns, tool calls included),
+    ingested and compacted as the demo does: every generation's report is
+    written, and the offline builder's notes give none — the stored chain
+    read back from the database (tool results and all) agrees with the
+    pure regression (``test_builder_regression``)."""
+    from conversations.demo import ROLLING_POLICIES, repair_handoff
+    from conversations.demo.builder import build
+
+    document = build(repair_handoff.conversation()).document
+    rolling_scope(scope=document["scope"], **ROLLING_POLICIES["device-repair"])
+    conversation = ingest(document)
+    generations = run_chain(conversation)  # the configured provider: handoff-extractive-v1
+    assert len(generations) == 9, [(g.from_pair, g.to_pair) for g in generations]  # as in seed 001's regression
+    assert DriftReport.objects.filter(generation__in=generations).count() == len(generations)
+    assert list(DriftFinding.objects.filter(generation__in=generations).values_list("code", flat=True)) == []
