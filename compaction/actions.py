@@ -26,7 +26,8 @@ from .bindings.segments import SEGMENTS, segment_job_bind
 from .engine.attempts import limit_after_grant
 from .engine.dispatch import jobs_enqueue_after_commit
 from .handoff.trigger import RollingThresholds, ThresholdError
-from .models import AuditEvent, CompactionJob, HandoffCheck, JobState, Policy, PromptVersion, Review, ScopePolicy, Verdict
+from .models import (AuditEvent, CompactionJob, DriftFinding, HandoffCheck, JobState, Policy, PromptVersion, Review,
+                     ScopePolicy, Verdict)
 from .models.handoff import TRIGGER_OPERATOR
 
 
@@ -261,20 +262,36 @@ def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, mode
 NOTE = "a note (the reason for the verdict)"
 
 
-def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str) -> Review:
+INVALID_CITATION = "invalid_citation"  # a verdict cited a finding that is not its note's
+
+
+def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str, cited_findings=()) -> Review:
     """A verdict on a job's summary, with its note (required, as every
-    reason); the newest one is current."""
+    reason); the newest one is current. ``cited_findings`` are ids of drift
+    findings of the judged note (SPEC §8) the verdict cites; one that is not
+    the note's refuses the whole verdict."""
     if verdict not in Verdict.values:
         raise ActionRefused("invalid_verdict", f"verdict must be one of {Verdict.values}")
     note = reason_checked(note, what=NOTE)
+    cited = sorted(set(cited_findings))
     with transaction.atomic():
         generation = getattr(job, "generation", None) if job.state == JobState.SUCCEEDED else None
+        findings = []
+        if cited:
+            findings = list(DriftFinding.objects.filter(pk__in=cited, generation=generation)) if generation else []
+            missing = sorted(set(cited) - {f.pk for f in findings})
+            if missing:
+                raise ActionRefused(INVALID_CITATION,
+                                    f"cited_findings: finding {missing[0]} is not a drift finding of this note")
         previous = Review.objects.filter(job=job).newest_first().first()
         review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict, note=note)
+        if findings:
+            review.cited_findings.add(*findings)
+        after = {"verdict": verdict, "note": note, **({"cited_findings": cited} if cited else {})}
         activity_log(actor=reviewer, action=AuditAction.REVIEW_RECORD, target_type="job", target_id=job.pk,
                      reason=note, scope=job.scope, conversation=job.conversation, job=job,
                      before={"verdict": previous.verdict, "note": previous.note} if previous else None,
-                     after={"verdict": verdict, "note": note})
+                     after=after)
     return review
 
 

@@ -35,7 +35,7 @@ from .bindings.handoff import HANDOFF_KIND
 from .bindings.segments import current_digest_subquery
 from .csvsafe import csv_cell
 from .keyset import MAX_ID
-from .models import Attempt, CompactionJob, Review
+from .models import Attempt, CompactionJob, DriftFinding, Review
 
 ATTEMPT_FIELDS = (
     "number", "started_at", "finished_at", "outcome", "failure_code", "failure_detail",
@@ -147,12 +147,36 @@ def _generation(job: CompactionJob) -> dict | None:
     }
 
 
+def _drift_by_generation(generation_ids: list[int]) -> dict[int, list[dict]]:
+    """Each generation's drift findings in the audit record's shape (SPEC
+    §11: ``kind``, ``code``, ``section``, ``line``, ``message_ids``), in the
+    report's order."""
+    out: dict[int, list[dict]] = {pk: [] for pk in generation_ids}
+    if not generation_ids:
+        return out
+    rows = (DriftFinding.objects.filter(generation_id__in=generation_ids).order_by("generation_id", "position")
+            .values_list("generation_id", "kind", "code", "section", "line", "message_ids"))
+    for generation_id, kind, code, section, line, message_ids in rows:
+        out[generation_id].append({"kind": kind, "code": code, "section": section, "line": line,
+                                   "message_ids": list(message_ids)})
+    return out
+
+
+def _generation_id(job: CompactionJob) -> int | None:
+    try:
+        return job.generation.pk
+    except CompactionJob.generation.RelatedObjectDoesNotExist:
+        return None
+
+
 def audit_records(jobs: list[CompactionJob]) -> list[dict]:
     """The audit records of ``jobs`` (from ``audit_jobs``), in their order:
-    two queries for the whole list, whatever its length."""
+    three queries for the whole list, whatever its length."""
     ids = [job.pk for job in jobs]
     attempts = _attempts_by_job(ids)
     reviews = _reviews_by_id([job.latest_review_id for job in jobs if job.latest_review_id])
+    generations = {job.pk: _generation_id(job) for job in jobs if job.kind == HANDOFF_KIND}
+    drift = _drift_by_generation([g for g in generations.values() if g is not None])
     return [
         {
             "job": job.pk,
@@ -182,6 +206,8 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
             "parent_digest": _or_none(job.parent_digest),
             "chain_break": ({"generation": job.break_generation_id, "pair": job.break_pair}
                             if job.break_pair is not None else None),
+            # Added by issue 14 (drift checks): a rolling job's generation's findings.
+            "drift": (drift.get(generations[job.pk], []) if job.kind == HANDOFF_KIND else None),
         }
         for job in jobs
     ]
@@ -209,11 +235,11 @@ CSV_COLUMNS = (
     "attempts_used", "max_attempts", "last_failure_code", "created_at", "updated_at", "attempts",
     "generation_id", "generation_number", "generation_text", "generation_created_at",
     "review_verdict", "review_reviewer", "review_note", "review_created_at",
-    "kind", "parent_generation", "parent_digest", "chain_break",
+    "kind", "parent_generation", "parent_digest", "chain_break", "drift",
 )
 # Nested values a spreadsheet cannot hold are written as JSON text.
 _CSV_JSON = ("message_ids", "attempts")
-_CSV_JSON_OR_EMPTY = ("chain_break",)
+_CSV_JSON_OR_EMPTY = ("chain_break", "drift")
 
 
 def csv_row(record: dict) -> list[str]:

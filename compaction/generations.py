@@ -5,23 +5,25 @@ Every generation, segment summary or rolling hand-off note, oldest first,
 with whether it is still usable as a record of its source now: a
 segment's stored digest against its planned range's current digest; a
 hand-off note's against its material's current digest and its chain
-intact (no ingest broke it at or above it).
+intact (no ingest broke it at or above it). A hand-off note comes with
+its drift report (SPEC §8) and findings.
 """
 
 from __future__ import annotations
 
-from django.db.models import BooleanField, Case, F, QuerySet, Value, When
+from django.db.models import BooleanField, Case, F, Prefetch, QuerySet, Value, When
 from django.db.models.functions import NullIf
 
 from .bindings.handoff import HANDOFF_KIND
 from .bindings.segments import current_digest_subquery
-from .models import SummaryGeneration
+from .models import DriftFinding, SummaryGeneration
 
 
 def conversation_generations(*, conversation) -> QuerySet[SummaryGeneration]:
     return (
         SummaryGeneration.objects.filter(conversation=conversation)
-        .select_related("prompt_version")
+        .select_related("prompt_version", "drift_report")
+        .prefetch_related(Prefetch("drift_findings", queryset=DriftFinding.objects.order_by("position")))
         .annotate(
             current_digest=Case(
                 When(kind=HANDOFF_KIND, then=NullIf(F("job__handoff__current_digest"), Value(""))),
@@ -41,3 +43,8 @@ def conversation_generations(*, conversation) -> QuerySet[SummaryGeneration]:
         )
         .order_by("number")
     )
+
+
+def conversation_generation_get(*, conversation, generation_id: int) -> SummaryGeneration | None:
+    """One generation of ``conversation``, read as ``conversation_generations`` reads it."""
+    return conversation_generations(conversation=conversation).filter(pk=generation_id).first()

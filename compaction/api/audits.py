@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from .. import audit
 from ..keyset import ID, TIME, Keyset
-from ..models import AttemptOutcome, JobState, Verdict
+from ..models import AttemptOutcome, DriftCode, DriftKind, JobState, Verdict
 from .filters import AuditFilter
 from .permissions import CanRead
 from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, KeysetPagination, ListSchema,
@@ -112,6 +112,14 @@ class ChainBreakSerializer(serializers.Serializer):
     pair = serializers.IntegerField(help_text="the first pair the ingest that broke it changed")
 
 
+class DriftFindingRefSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=DriftKind.choices, help_text="wrong, extra, lost or length (SPEC §8)")
+    code = serializers.ChoiceField(choices=DriftCode.choices)
+    section = serializers.CharField(allow_null=True, help_text="the note's section; null: the whole note")
+    line = serializers.IntegerField(allow_null=True, help_text="1-based line of the note; null: the whole note")
+    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the messages that prove it")
+
+
 class AuditRecordSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     scope = serializers.CharField()
@@ -146,6 +154,10 @@ class AuditRecordSerializer(serializers.Serializer):
     parent_digest = serializers.CharField(allow_null=True, help_text="SHA-256 of the parent note's text")
     chain_break = ChainBreakSerializer(
         allow_null=True, help_text="rolling hand-off jobs whose chain broke: where (null while intact)")
+    drift = DriftFindingRefSerializer(
+        many=True, allow_null=True,
+        help_text="rolling hand-off jobs: the drift findings of the job's generation (empty when it has none "
+                  "or no generation yet); null for segments")
 
 
 class AuditPageSerializer(serializers.Serializer):
@@ -200,9 +212,9 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
                 {"type": "string"}, description="one audit record (JSON object) per line"),
             (200, "text/csv"): OpenApiResponse(
                 {"type": "string"},
-                description="a header row, then one record per row; message_ids and attempts as JSON text; "
-                            "cells starting with = + - @ are prefixed with a quote; with bom=1 the file "
-                            "starts with a UTF-8 byte order mark"),
+                description="a header row, then one record per row; message_ids, attempts, chain_break and drift "
+                            "(the findings) as JSON text; cells starting with = + - @ are prefixed with a quote; "
+                            "with bom=1 the file starts with a UTF-8 byte order mark"),
             **{(code, "application/json"): r for code, r in ERRORS_READ.items()},
         },
     )

@@ -17,13 +17,14 @@ from rest_framework.views import APIView
 from conversations import selectors
 
 from .. import actions
-from ..generations import conversation_generations
+from ..generations import conversation_generation_get, conversation_generations
 from ..keyset import ID, TIME, Keyset
-from ..models import JobState
+from ..bindings.handoff import HANDOFF_KIND
+from ..models import DriftCode, DriftKind, JobState
 from .filters import ConversationFilter
 from .ingest import SegmentSerializer
 from .permissions import CanOperate, CanRead
-from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
+from .plumbing import (ERRORS_READ, ERRORS_WRITE, ApiError, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
                        StrictFilterBackend, StrictQueryMixin, act, conversation_or_404, reason_from)
 from .throttles import WriteRateThrottle
 
@@ -166,6 +167,21 @@ class ChainBreakRefSerializer(serializers.Serializer):
     pair = serializers.IntegerField()
 
 
+class DriftFindingSerializer(serializers.Serializer):
+    """One drift finding of a hand-off note (SPEC §8)."""
+
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=DriftKind.choices, help_text="wrong, extra, lost or length")
+    code = serializers.ChoiceField(choices=DriftCode.choices)
+    section = serializers.CharField(allow_null=True, help_text="the note's section; null: the whole note")
+    line = serializers.IntegerField(allow_null=True, help_text="1-based line of the note's text; null: the "
+                                                               "whole note")
+    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the messages that prove it")
+    detail = serializers.CharField(allow_blank=True, help_text="what the finding says, in words")
+    subject = serializers.CharField(allow_blank=True, help_text="the words it is about (a quote, a value, "
+                                                                "a condition)")
+
+
 class GenerationSerializer(serializers.Serializer):
     """One generation and its place in its chain (SPEC §7, §11)."""
 
@@ -190,6 +206,10 @@ class GenerationSerializer(serializers.Serializer):
     text = serializers.CharField()
     text_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+    drift_checked = serializers.SerializerMethodField(
+        help_text="hand-off notes: whether its drift report was computed (null for segment summaries)")
+    drift = serializers.SerializerMethodField(
+        help_text="hand-off notes: its drift findings (SPEC §8), in the note's order; null for segment summaries")
 
     def get_parent_digest(self, generation) -> str | None:
         return generation.parent_digest or None
@@ -199,6 +219,17 @@ class GenerationSerializer(serializers.Serializer):
         if generation.break_pair is None:
             return None
         return {"generation": generation.break_generation_id, "pair": generation.break_pair}
+
+    def get_drift_checked(self, generation) -> bool | None:
+        if generation.kind != HANDOFF_KIND:
+            return None
+        return hasattr(generation, "drift_report")
+
+    @extend_schema_field(DriftFindingSerializer(many=True, allow_null=True))
+    def get_drift(self, generation) -> list | None:
+        if generation.kind != HANDOFF_KIND:
+            return None
+        return DriftFindingSerializer(generation.drift_findings.all(), many=True).data
 
 
 class GenerationPagination(CheckedPagePagination):
@@ -210,6 +241,22 @@ class GenerationPagination(CheckedPagePagination):
 ConversationGenerationsApi = _rows_api("ConversationGenerationsApi", operation_id="list_generations",
                                        pagination=GenerationPagination, serializer=GenerationSerializer,
                                        rows=conversation_generations)
+
+
+class ConversationGenerationApi(StrictQueryMixin, APIView):
+    """One generation of a conversation, with its drift findings."""
+
+    permission_classes = [CanRead]
+
+    @extend_schema(operation_id="get_generation",
+                   responses={200: GenerationSerializer, 404: ErrorSerializer, **ERRORS_READ})
+    def get(self, request, conversation_id: int, generation_id: int):
+        conversation = conversation_or_404(request, conversation_id)
+        generation = conversation_generation_get(conversation=conversation, generation_id=generation_id)
+        if generation is None:
+            raise ApiError(code="not_found", message=f"no generation {generation_id} in conversation "
+                                                     f"{conversation_id}", status_code=404)
+        return Response(GenerationSerializer(generation).data)
 
 
 class JobRefSerializer(serializers.Serializer):

@@ -18,7 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from conversations.models import Conversation
 
 from ..actions import AuditAction
-from ..models import Attempt, AuditEvent, CompactionJob, FailureCode, JobState, Review, Verdict
+from ..models import Attempt, AuditEvent, CompactionJob, DriftCode, DriftFinding, FailureCode, JobState, Review, Verdict
 from .plumbing import MAX_ID
 
 
@@ -106,6 +106,15 @@ class AuditFilter(df.FilterSet):
         choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
         help_text="the newest review verdict (`none`: never reviewed); repeat for several",
     )
+    drift_code = df.MultipleChoiceFilter(
+        choices=DriftCode.choices, method="filter_drift_code",
+        help_text="rolling hand-off jobs whose generation has a drift finding with this code (SPEC §8); "
+                  "repeat for several",
+    )
+    drift_found = _documented(
+        StrictBooleanFilter(method="filter_drift_found"), {"type": "boolean"},
+        "true: jobs whose generation has at least one drift finding; false: jobs without any",
+    )
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="created at or after")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="created before")
     updated_after = UtcDateTimeFilter(field_name="updated_at", lookup_expr="gte", help_text="updated at or after")
@@ -119,6 +128,18 @@ class AuditFilter(df.FilterSet):
         if not value:
             return queryset
         return queryset.filter(Exists(Attempt.objects.filter(job_id=OuterRef("pk"), failure_code__in=value)))
+
+    def filter_drift_code(self, queryset, name, value):
+        if not value:
+            return queryset
+        return queryset.filter(Exists(DriftFinding.objects.filter(generation__job_id=OuterRef("pk"),
+                                                                  code__in=value)))
+
+    def filter_drift_found(self, queryset, name, value):
+        if value is None:
+            return queryset
+        found = Exists(DriftFinding.objects.filter(generation__job_id=OuterRef("pk")))
+        return queryset.filter(found if value else ~found)
 
     def filter_verdict(self, queryset, name, value):
         if not value:

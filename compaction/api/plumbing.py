@@ -292,6 +292,8 @@ def refused(exc: actions.ActionRefused) -> ApiError:
         return ApiError(code=exc.code, message=exc.message, errors={"reason": [exc.message]})
     if exc.code == "invalid_verdict":
         return ApiError(code=exc.code, message=exc.message, errors={"verdict": [exc.message]})
+    if exc.code == actions.INVALID_CITATION:
+        return ApiError(code=exc.code, message=exc.message, errors={"cited_findings": [exc.message]})
     # The request was well formed; the job's state does not allow it now.
     return ApiError(code=exc.code, message=exc.message, status_code=status.HTTP_409_CONFLICT)
 

@@ -27,6 +27,8 @@ class ReviewSerializer(serializers.Serializer):
     reviewer = serializers.CharField()
     note = serializers.CharField()
     created_at = serializers.DateTimeField()
+    cited_findings = serializers.ListField(child=serializers.IntegerField(),
+                                           help_text="the drift findings of the note this verdict cites")
 
 
 class ReviewInputSerializer(serializers.Serializer):
@@ -36,6 +38,9 @@ class ReviewInputSerializer(serializers.Serializer):
                            help_text="why this verdict, shown beside the summary; this or `reason` is required")
     reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
                              help_text="the same as `note` (the name the other actions use)")
+    cited_findings = serializers.ListField(
+        child=StrictIntegerField(min_value=1, max_value=MAX_ID), required=False, max_length=1000,
+        help_text="ids of drift findings of the judged hand-off note (SPEC §8) the verdict cites")
 
     def validate(self, data):
         note, reason = data.get("note", "").strip(), data.get("reason", "").strip()
@@ -67,7 +72,7 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
                            errors={"note": [exc.message], "reason": [exc.message]}) from None
         job = job_or_404(request, data["job"])
         review = act(actions.do_review_record, job=job, reviewer=request.user, verdict=data["verdict"],
-                     note=data["note"])
+                     note=data["note"], cited_findings=data.get("cited_findings", ()))
         body = {
             "id": review.pk,
             "job": review.job_id,
@@ -76,5 +81,6 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
             "reviewer": request.user.get_username(),
             "note": review.note,
             "created_at": review.created_at,
+            "cited_findings": sorted(review.cited_findings.values_list("pk", flat=True)),
         }
         return Response(ReviewSerializer(body).data, status=status.HTTP_201_CREATED)

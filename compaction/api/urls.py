@@ -15,6 +15,8 @@ urlpatterns = [
          name="api-conversation-segments"),
     path("conversations/<int:conversation_id>/generations/", conversations.ConversationGenerationsApi.as_view(),
          name="api-conversation-generations"),
+    path("conversations/<int:conversation_id>/generations/<int:generation_id>/",
+         conversations.ConversationGenerationApi.as_view(), name="api-conversation-generation"),
     path("conversations/<int:conversation_id>/projection", projection.ConversationProjectionApi.as_view(),
          name="api-conversation-projection"),
     path("audits/", audits.AuditListApi.as_view(), name="api-audits"),

@@ -115,6 +115,18 @@ class Binding:
         """What of an accepted answer becomes the generation's text."""
         return result.text
 
+    # --- beside the generation ---------------------------------------------------
+
+    def generation_prepare(self, *, job: CompactionJob, text: str):
+        """What this kind keeps beside the generation ``job`` is about to
+        write with ``text``, computed before the finish's transaction (reads
+        only); None when it keeps nothing."""
+        return None
+
+    def generation_record(self, *, generation_id: int, prepared) -> None:
+        """Write ``prepared`` (from ``generation_prepare``, not None) beside
+        the new generation, inside the transaction that writes it."""
+
 
 def _ids_sql(*, job: str, vendor: str, count: str) -> str:
     """The binding lists ``count`` distinct, non-empty message ids (the JSON

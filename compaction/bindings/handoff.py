@@ -64,10 +64,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import replace
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Subquery, Value
+from django.db.models import Case, Exists, F, OuterRef, Subquery, TextField, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -89,6 +90,8 @@ from ..tokens import count_tokens
 from .base import PairRangeBinding
 
 HANDOFF_KIND = "handoff"
+
+logger = logging.getLogger(__name__)
 
 # Jobs that still speak for the chain's next generation (one may run later).
 OPEN_STATES = (JobState.PENDING, JobState.RUNNING, JobState.FAILED, JobState.EXHAUSTED)
@@ -243,6 +246,32 @@ class HandoffBinding(PairRangeBinding):
     def summary_text(self, result):
         return notes.extract_summary(result.text or "")
 
+    # --- beside the generation: its drift report (SPEC §8) -------------------
+
+    def generation_prepare(self, *, job, text):
+        """The note's drift findings, computed before the finish writes it
+        (pure checks over what is stored; the finish's conditional move
+        still decides whether the generation is written). A fault of the
+        checkers never costs the note: it is logged and the generation is
+        written without a report, for ``check_drift`` to fill."""
+        from ..drift.services import drift_compute, drift_inputs
+        from ..engine.outages import INFRASTRUCTURE
+
+        try:
+            inputs = drift_inputs(conversation_id=job.conversation_id, from_pair=job.from_pair,
+                                  to_pair=job.to_pair, parent_generation_id=job.parent_generation_id, note=text)
+            return None if inputs is None else drift_compute(inputs)
+        except INFRASTRUCTURE:
+            raise  # an outage: the caller retries the whole finish
+        except Exception:  # noqa: BLE001 - the note is written all the same
+            logger.exception("job %s: the drift checks failed; the generation is written without a report", job.pk)
+            return None
+
+    def generation_record(self, *, generation_id, prepared):
+        from ..drift.services import drift_report_record
+
+        drift_report_record(generation_id=generation_id, findings=prepared)
+
 
 HANDOFF = HandoffBinding()
 
@@ -311,16 +340,25 @@ def tool_results(job: CompactionJob) -> list[ToolResult]:
     """The tool results of the material's runs, each with the call it
     answers: not material, but what the builder confirms a done line with
     (and the drift checks tell a tool's words from the user's by)."""
-    runs = dict(Pair.objects.filter(conversation_id=job.conversation_id, index__gte=job.from_pair,
-                                    index__lte=job.to_pair).values_list("run_id", "index"))
+    return tool_results_between(job.conversation_id, job.from_pair, job.to_pair)
+
+
+def tool_results_between(conversation_id: int, lo: int, hi: int) -> list[ToolResult]:
+    """The tool results of the runs of pairs ``[lo, hi]`` (``tool_results``)."""
+    runs = dict(Pair.objects.filter(conversation_id=conversation_id, index__gte=lo,
+                                    index__lte=hi).values_list("run_id", "index"))
     if not runs:
         return []
     calls: dict[str, tuple[str, str]] = {}
     results = []
+    in_range = Pair.objects.filter(conversation_id=conversation_id, index__gte=lo, index__lte=hi).values("run_id")
+    # Only a tool message's content is read: an answer's calls name the tool, its text is not needed here.
+    # (A run belongs to one conversation: its messages are found by run alone, on the run index.)
     for run_id, role, external_id, content, tool_calls, call_id in (
-        Message.objects.filter(conversation_id=job.conversation_id, run_id__in=list(runs),
-                               role__in=(MessageRole.ASSISTANT, MessageRole.TOOL))
-        .order_by("sequence").values_list("run_id", "role", "external_id", "content", "tool_calls", "tool_call_id")
+        Message.objects.filter(run_id__in=Subquery(in_range), role__in=(MessageRole.ASSISTANT, MessageRole.TOOL))
+        .annotate(result=Case(When(role=MessageRole.TOOL, then=F("content")), default=Value(""),
+                              output_field=TextField()))
+        .order_by("sequence").values_list("run_id", "role", "external_id", "result", "tool_calls", "tool_call_id")
     ):
         if role == MessageRole.ASSISTANT:
             for call in tool_calls or ():

@@ -177,6 +177,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Named choice sets (a finding's ``kind`` is not a job's ``kind``).
+    "ENUM_NAME_OVERRIDES": {
+        "DriftKindEnum": "compaction.models.drift.DriftKind",
+        "DriftCodeEnum": "compaction.models.drift.DriftCode",
+        "BindingKindEnum": [("segment", "segment"), ("handoff", "handoff")],
+    },
 }
 
 # REST writes (re-run, grant, compact, review) per user; "N/second|minute|hour|day", empty = no limit.

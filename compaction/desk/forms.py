@@ -11,11 +11,14 @@ from django import forms
 
 from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
 from ..models import FailureCode, JobState, PromptVersion, Verdict
-from .selectors import AGE_CHOICES, CONVERSATION_SORTS, OUTDATED_SUMMARY, QUEUE_STATES
+from ..drift.words import code_choices
+from .selectors import AGE_CHOICES, CONVERSATION_SORTS, DRIFT_FOUND, OUTDATED_SUMMARY, QUEUE_STATES
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
                (JobState.STALE, "stale"), (OUTDATED_SUMMARY, "source changed"), (JobState.PENDING, "pending"),
                (JobState.RUNNING, "running")]
+# "Drift found" (any finding of a hand-off note), or one finding code in words (SPEC §8).
+DRIFT_CHOICES = [("", "any"), (DRIFT_FOUND, "drift found (any finding)"), *code_choices()]
 SORT_LABELS = {"recent": "recently updated", "oldest": "least recently updated", "external_id": "external id",
                "pairs": "most pairs"}
 
@@ -26,6 +29,7 @@ class ConversationFilterForm(forms.Form):
     scope = forms.ChoiceField(required=False)
     has = forms.ChoiceField(required=False, choices=HAS_CHOICES, label="Has ranges")
     verdict = forms.ChoiceField(required=False, choices=[("", "any")] + list(Verdict.choices), label="Verdict")
+    drift = forms.ChoiceField(required=False, choices=DRIFT_CHOICES, label="Drift")
     updated_since = forms.DateField(required=False, label="Updated since (UTC)",
                                     widget=forms.DateInput(attrs={"type": "date"}))
     sort = forms.ChoiceField(required=False, choices=[(k, SORT_LABELS[k]) for k in CONVERSATION_SORTS])
@@ -44,6 +48,9 @@ class QueueFilterForm(forms.Form):
     prompt_version = forms.ChoiceField(required=False, label="Prompt version")
     older_than = forms.ChoiceField(required=False, label="Age",
                                    choices=[("", "any age")] + [(k, f"older than {k}") for k in AGE_CHOICES])
+    drift = forms.ChoiceField(required=False, choices=DRIFT_CHOICES, label="Drift",
+                              help_text="hand-off notes whose drift checks found this, whatever the job's state "
+                                        "unless a state is chosen")
 
     def __init__(self, *args, scopes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -87,6 +94,12 @@ REASON_REQUIRED = "Give a reason: it is kept in the activity log."
 class VerdictForm(forms.Form):
     verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
     note = _reason_field(NOTE_REQUIRED, rows=3)
+    # Drift findings of the note the verdict cites (ids; the action checks they are the note's).
+    cite = forms.TypedMultipleChoiceField(required=False, coerce=int, label="Cite drift findings")
+
+    def __init__(self, *args, findings=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["cite"].choices = [(f.pk, str(f.pk)) for f in findings]
 
     def clean_note(self):
         return _clean_reason(self.cleaned_data["note"], NOTE_REQUIRED)

@@ -47,13 +47,14 @@ CHART_MAX_X_TICKS = 16
 
 
 def bar_chart(points, *, y_label: str, unit: str, x_label: str = "generation", width: int = 560,
-              height: int = 150) -> dict | None:
+              height: int = 150, marked: frozenset | set = frozenset()) -> dict | None:
     """Geometry of a bar chart with labelled axes: ``points`` are
     ``(number, value, state)`` per generation, in order. Numbers only: the
     template draws it as SVG. The y axis is ticked at 0, half and the
     largest value (in ``unit``); the x axis at the generation numbers (at
     most ``CHART_MAX_X_TICKS`` of them, evenly spread, first and last
-    always)."""
+    always). Bars whose number is in ``marked`` carry ``grew`` and a mark
+    above them (the chain's growth without new matters)."""
     points = list(points)
     if not points:
         return None
@@ -70,6 +71,7 @@ def bar_chart(points, *, y_label: str, unit: str, x_label: str = "generation", w
             "x": round(CHART_LEFT + i * slot + (slot - bar_w) / 2, 1), "y": round(base - h, 1),
             "w": round(bar_w, 1), "h": h, "number": number, "value": value, "state": state,
             "valid": state == "valid", "mid": round(CHART_LEFT + i * slot + slot / 2, 1),
+            "grew": number in marked, "mark_y": round(max(CHART_TOP, base - h - 3), 1),
         })
     step = max(1, -(-n // CHART_MAX_X_TICKS))
     shown = sorted({*range(0, n, step), n - 1})
@@ -124,9 +126,13 @@ def projection_digest(projection: dict) -> dict:
 
 def note_length_chart(rows, *, width: int = 560, height: int = 150) -> dict | None:
     """Note length (characters, as seed 001 counts 字数) per generation of a
-    hand-off chain, stale generations marked."""
+    hand-off chain, stale generations marked, and so is each generation that
+    grew without new matters (SPEC §8: length is checked apart from
+    content)."""
+    rows = list(rows)
     return bar_chart(((r.generation.number, r.chars, "valid" if r.valid else "stale") for r in rows),
-                     y_label="note length (characters)", unit="chars", width=width, height=height)
+                     y_label="note length (characters)", unit="chars", width=width, height=height,
+                     marked={r.generation.number for r in rows if getattr(r, "grew_without_new_matters", False)})
 
 
 def _shown(value) -> str:

@@ -68,8 +68,19 @@ def _latest_review_with_verdict(verdict: str):
     return Review.objects.newest_per_job().filter(job__conversation=OuterRef("pk"), verdict=verdict)
 
 
+DRIFT_FOUND = "found"  # the drift filter's "any finding"; else a finding code (SPEC §8)
+
+
+def _drift_findings(drift: str) -> QuerySet:
+    """The findings a drift filter asks for: any (``found``) or one code's."""
+    from ..models import DriftFinding
+
+    findings = DriftFinding.objects.all()
+    return findings if drift == DRIFT_FOUND else findings.filter(code=drift)
+
+
 def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
-                      updated_since=None, sort: str = "recent", cursor: str | None = None,
+                      drift: str = "", updated_since=None, sort: str = "recent", cursor: str | None = None,
                       page_size: int = 50) -> Page:
     qs = conversations_visible(user=user)
     if q:
@@ -86,6 +97,9 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
         qs = qs.filter(Exists(CompactionJob.objects.filter(wanted, conversation=OuterRef("pk")).not_superseded()))
     if verdict:
         qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
+    if drift:
+        # A hand-off note of the conversation (any generation) with such a finding.
+        qs = qs.filter(Exists(_drift_findings(drift).filter(generation__conversation_id=OuterRef("pk"))))
     if updated_since:
         qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
     page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
@@ -342,7 +356,12 @@ def job_detail(*, job: CompactionJob) -> dict:
 
     attempts = list(Attempt.objects.filter(job=job).order_by("number"))
     generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
-    reviews = list(Review.objects.newest_of_job(job.pk).select_related("reviewer"))
+    reviews = Review.objects.newest_of_job(job.pk).select_related("reviewer")
+    # Only a hand-off note has drift findings a verdict can cite.
+    reviews = list(reviews.prefetch_related("cited_findings") if job.kind != SEGMENT_KIND else reviews)
+    for r in reviews:
+        r.cites = list(r.cited_findings.all()) if job.kind != SEGMENT_KIND else []
+    drift_findings = _findings_in_words(generation)
     segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
     other_jobs = list(
         CompactionJob.objects.filter(conversation=conversation, kind=job.kind, from_pair=job.from_pair)
@@ -364,9 +383,32 @@ def job_detail(*, job: CompactionJob) -> dict:
         "generation": generation,
         "reviews": reviews,
         "review": reviews[0] if reviews else None,
+        "drift_findings": drift_findings,
         "other_jobs": other_jobs,
         "superseded_by": job.superseded_by(other_jobs),
     }
+
+
+def job_drift_findings(*, job: CompactionJob) -> list:
+    """The drift findings of the note ``job`` wrote (none for a segment or
+    without a generation), in words: what a verdict on it may cite."""
+    if job.kind == SEGMENT_KIND:
+        return []
+    return _findings_in_words(SummaryGeneration.objects.filter(job=job).first())
+
+
+def _findings_in_words(generation: SummaryGeneration | None) -> list:
+    """A note's drift findings (SPEC §8) with their kind and code in words,
+    for a verdict to cite."""
+    from ..drift import words
+    from ..models import DriftFinding
+
+    if generation is None or generation.kind == SEGMENT_KIND:
+        return []
+    findings = list(DriftFinding.objects.filter(generation=generation).order_by("position"))
+    for f in findings:
+        f.kind_title, f.code_title = words.kind_title(f.kind), words.code_title(f.code)
+    return findings
 
 
 def job_is_settled(job: CompactionJob) -> bool:
@@ -383,12 +425,19 @@ AGE_CHOICES = {
 
 
 def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
-               older_than: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
+               older_than: str = "", drift: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
     source_changed = Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False)
     if state == OUTDATED_SUMMARY:
         wanted = source_changed
+    elif drift and not state:
+        # Drift is the queue's third kind of trouble: a note written, and
+        # usable, whose checks found something (SPEC §8 "the queue can
+        # filter jobs with findings"), whatever the job's state.
+        wanted = Q()
     else:
         wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
+    if drift:
+        wanted &= Q(Exists(_drift_findings(drift).filter(generation__job_id=OuterRef("pk"))))
     # Only each range's job that counts: once another covers the range
     # (planned after an edit, re-run under a newer prompt, revived by an
     # undone edit), this one needs no repair of its own and stays reachable
@@ -402,7 +451,29 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
                 prompt_version__name=prompt_version)
     if older_than in AGE_CHOICES:
         qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
-    return QUEUE.page(qs, cursor=cursor, size=page_size)
+    page = QUEUE.page(qs, cursor=cursor, size=page_size)
+    _drift_counts(page.rows)
+    return page
+
+
+def _drift_counts(jobs: list[CompactionJob]) -> None:
+    """Each job's generation's drift findings by kind (``drift_counts``), one
+    grouped query for the page."""
+    from ..models import DriftFinding, DriftKind
+
+    counts: dict[int, dict[str, int]] = {}
+    handoff = [j.pk for j in jobs]  # only hand-off notes have findings
+    if handoff:
+        for job_id, generation_number, kind, n in (
+                DriftFinding.objects.filter(generation__job_id__in=handoff)
+                .values_list("generation__job_id", "generation__number", "kind").annotate(n=Count("id")).order_by()):
+            counts.setdefault(job_id, {})[kind] = n
+            counts[job_id]["#"] = generation_number
+    kinds = list(DriftKind.values)  # wrong, extra, lost, length: SPEC §8's order
+    for job in jobs:
+        found = counts.get(job.pk, {})
+        job.drift_generation = found.pop("#", None)
+        job.drift_counts = {k: found[k] for k in kinds if k in found}
 
 
 def queue_kept(*, user, job_ids: list[int]) -> list[CompactionJob]:
@@ -448,6 +519,12 @@ class ChainGeneration:
     break_pair: int | None
     diff: list  # [(css class, line)] from the parent's note
     chars: int
+    findings: list = field(default_factory=list)  # DriftFinding rows, each with ``links``, ``title``...
+    drift_checked: bool = False
+    drift_counts: dict = field(default_factory=dict)  # kind -> count, in KIND order
+    note_lines: list = field(default_factory=list)  # [(number, text, [findings on it])]
+    grew_without_new_matters: bool = False
+    whole_note_findings: list = field(default_factory=list)  # findings about no one line
 
 
 def rolling_chain(*, conversation: Conversation) -> dict:
@@ -480,6 +557,7 @@ def rolling_chain(*, conversation: Conversation) -> dict:
             broke_here=broken == gen.pk, break_number=by_id[broken].number if broken in by_id else None,
             break_pair=plan.break_pair if plan else None,
             diff=diff_rows(parent.text if parent else "", gen.text), chars=len(gen.text)))
+    _chain_drift(conversation, rows)
     written = {g.job_id for g in generations}
     numbers = {g.pk: g.number for g in generations}
     waiting = [j for j in jobs if j.pk not in written]
@@ -492,3 +570,75 @@ def rolling_chain(*, conversation: Conversation) -> dict:
         "chain_check": HandoffCheck.objects.filter(conversation=conversation).select_related("parent").first(),
         "chain_valid": sum(1 for r in rows if r.valid),
     }
+
+
+@dataclass
+class ProvingMessage:
+    """A message a finding cites, and where the desk shows it."""
+
+    id: str
+    role: str  # user, assistant, tool
+    pair_index: int | None
+    url: str | None  # the job page of the generation whose material holds it, at the message
+    excerpt: str
+
+
+def _chain_drift(conversation: Conversation, rows: list[ChainGeneration]) -> None:
+    """Each generation's drift findings (SPEC §8) on its rows: highlighted
+    on their note lines, counted by kind, in plain words, with links to the
+    messages that prove them (the job page of the generation whose material
+    holds each). Three queries whatever the chain's length."""
+    from urllib.parse import quote
+
+    from django.urls import reverse
+
+    from ..drift import words
+    from ..drift.findings import CODES
+    from ..models import DriftFinding, DriftReport
+
+    if not rows:
+        return
+    ids = [r.generation.pk for r in rows]
+    checked = set(DriftReport.objects.filter(generation_id__in=ids).values_list("generation_id", flat=True))
+    by_generation: dict[int, list] = {}
+    for f in DriftFinding.objects.filter(generation_id__in=ids).order_by("generation_id", "position"):
+        by_generation.setdefault(f.generation_id, []).append(f)
+    cited = {m for found in by_generation.values() for f in found for m in f.message_ids}
+    messages = {}
+    if cited:
+        found = list(Message.objects.filter(conversation=conversation, external_id__in=cited)
+                     .values_list("external_id", "role", "run_id", "content"))
+        pair_of_run = {}
+        user_of_pair = {}
+        for index, run_id, user_id in Pair.objects.filter(
+                conversation=conversation, run_id__in={run for _, _, run, _ in found}).values_list(
+                "index", "run_id", "user_message__external_id"):
+            pair_of_run[run_id] = index
+            user_of_pair[index] = user_id
+        for external_id, role, run_id, content in found:
+            index = pair_of_run.get(run_id)
+            job = next((r.job.pk for r in rows if index is not None
+                        and r.generation.from_pair <= index <= r.generation.to_pair), None)
+            anchor = external_id if role != "tool" else user_of_pair.get(index, "")
+            url = f"{reverse('desk-job', args=[job])}#msg-{quote(anchor, safe='')}" if job is not None else None
+            text = " ".join(content.split())
+            messages[external_id] = ProvingMessage(external_id, role, index, url,
+                                                   text if len(text) <= 140 else text[:139] + "…")
+    kinds = list(dict.fromkeys(CODES.values()))
+    for r in rows:
+        findings = by_generation.get(r.generation.pk, [])
+        for f in findings:
+            f.kind_title = words.kind_title(f.kind)
+            f.code_title = words.code_title(f.code)
+            f.explanation = words.code_explanation(f.code)
+            f.links = [messages.get(m) or ProvingMessage(m, "", None, None, "") for m in f.message_ids]
+        r.findings = findings
+        r.drift_checked = r.generation.pk in checked
+        r.drift_counts = {k: n for k in kinds if (n := sum(1 for f in findings if f.kind == k))}
+        r.grew_without_new_matters = any(f.code == words.GROWTH_WITHOUT_NEW_MATTERS for f in findings)
+        on_line: dict[int, list] = {}
+        for f in findings:
+            if f.line is not None:
+                on_line.setdefault(f.line, []).append(f)
+        r.whole_note_findings = [f for f in findings if f.line is None]
+        r.note_lines = [(n, text, on_line.get(n, [])) for n, text in enumerate(r.generation.text.splitlines(), 1)]

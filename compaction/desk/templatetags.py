@@ -76,3 +76,34 @@ def ago(value):
         if seconds >= size:
             return f"{seconds // size} {unit} ago"
     return f"{seconds} s ago"
+
+
+@register.filter
+def drift_kind(value):
+    """A drift finding's kind in words (lost, wrong, extra, length)."""
+    from ..drift.words import kind_title
+
+    return kind_title(str(value)).lower()
+
+
+@register.filter
+def drift_kind_explained(value):
+    from ..drift.words import KIND_WORDS
+
+    return KIND_WORDS.get(str(value), ("", ""))[1]
+
+
+@register.filter
+def drift_section(value):
+    """A note section's name in words ("user requests", "done")."""
+    from ..drift.words import section_title
+
+    return section_title(str(value))
+
+
+@register.filter
+def drift_code(value):
+    """A drift finding's code in words ("Consent that was withdrawn")."""
+    from ..drift.words import code_title
+
+    return code_title(str(value))

@@ -14,8 +14,8 @@ of an old generation), is built from every message. The answers are the
 same either way; only the work differs.
 
 The parts: the user messages by key term (a rule about a term looks at the
-messages sharing it), the user, assistant and
-tool corpora (one search for a quote), the values each assistant answer and
+messages sharing it; those that ask a question, apart), the user, assistant and
+tool corpora (one search for a quote; lower-cased too, for tool wording), the values each assistant answer and
 tool result holds (dates, clock times, amounts: ``tool_detail_in_requests``),
 the values the user said, what the user asked to have done, the go-ahead
 events and the abandonments.
@@ -44,6 +44,10 @@ class ChainIndex:
         self.users, self.assistants, self.tools, self.keys = users, assistants, tools, keys
         self._base = base
         self._parts: dict[str, object] = {}
+        # Whether each abandonment (by its user's chain order) was asked for
+        # again, with the number of users read: a copy of the base's, read
+        # on from there (``DriftInput.resumed``).
+        self.resumed: dict[int, tuple[int, bool]] = dict(base.resumed) if base is not None else {}
 
     def part(self, name: str):
         found = self._parts.get(name)
@@ -63,9 +67,12 @@ class ChainIndex:
         self._base = None
 
     users_by_term = property(lambda self: self.part("users_by_term"))
+    questions_by_term = property(lambda self: self.part("questions_by_term"))
     user_corpus = property(lambda self: self.part("user_corpus"))
     assistant_corpus = property(lambda self: self.part("assistant_corpus"))
     tool_corpus = property(lambda self: self.part("tool_corpus"))
+    assistant_lower = property(lambda self: self.part("assistant_lower"))
+    tool_lower = property(lambda self: self.part("tool_lower"))
     assistant_values = property(lambda self: self.part("assistant_values"))
     tool_values = property(lambda self: self.part("tool_values"))
     text_of = property(lambda self: self.part("text_of"))
@@ -124,11 +131,16 @@ def _abandons_by_term(old: dict, index: ChainIndex, users_from: int, *_) -> dict
 _PARTS: dict[str, tuple[Callable, Callable]] = {
     "users_by_term": (dict, lambda old, ix, u, a, t: _extended(
         old, ((term, user.order) for user in ix.users[u:] for term in user.terms))),
+    "questions_by_term": (dict, lambda old, ix, u, a, t: _extended(
+        old, ((term, user.order) for user in ix.users[u:] if user.asks_question for term in user.terms))),
     "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
     "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(m.text) for m in ix.assistants[a:]])),
     "tool_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(r.text) for r in ix.tools[t:]])),
+    "assistant_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
+        [m.text.lower() for m in ix.assistants[a:]])),
+    "tool_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([r.text.lower() for r in ix.tools[t:]])),
     "assistant_values": (dict, lambda old, ix, u, a, t: _extended(
         old, ((key, m.id) for m in ix.assistants[a:] for key in _value_keys(m.text)))),
     "tool_values": (dict, lambda old, ix, u, a, t: _extended(

@@ -10,8 +10,6 @@ asked for (``assistant_ask_as_todo``). Each checker's docstring gives its rule.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from compaction.handoff import note as notes
 from compaction.handoff import values
 from compaction.handoff import vocabulary as v
@@ -75,13 +73,13 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
         ids = [u.message.id for q in line.quotes for u in d.users_saying(q)[-1:]]
         if not ids:
             line_terms = key_terms(line.own)
-            score: Counter[int] = Counter()
+            score: dict[int, int] = {}
             for term in line_terms:
                 orders = d.questions_with(term)
                 if orders:
-                    score.update(orders)
-                    if term[0].isascii():  # a Latin word or number is worth 2
-                        score.update(orders)
+                    points = 2 if term[0].isascii() else 1  # a Latin word or number is worth 2
+                    for order in orders:
+                        score[order] = score.get(order, 0) + points
             best = max(((points, order) for order, points in score.items() if points >= 2), default=None)
             if best:
                 ids = [d.users[best[1]].message.id]

@@ -13,7 +13,9 @@ line keeps them (``compaction.handoff.reading.keeps``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
+from operator import attrgetter
 from functools import cached_property
 
 from compaction.handoff import note as notes
@@ -35,9 +37,10 @@ class DriftInput:
     def __init__(self, *, note: str, parent: str | None, material: Material, chain: ChainHistory,
                  vocabulary: v.Vocabulary):
         self.text = notes.extract_summary(note)
-        self.note = notes.parse(self.text)
+        self.note, self.lines, self.headings = _read_note(self.text)
         self.parent_text = notes.extract_summary(parent) if parent is not None else None
-        self.parent = notes.parse(self.parent_text) if self.parent_text is not None else None
+        self.parent, self.parent_lines = (_read_note(self.parent_text)[:2] if self.parent_text is not None
+                                          else (None, []))
         self.material = material
         self.vocabulary = Reader(vocabulary)
         users = {m.id: m for m in chain.user_messages}
@@ -54,11 +57,6 @@ class DriftInput:
         self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
         self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
         self.material_user_ids = {p.user_id for p in material.pairs}
-        self.lines = read_lines(self.note)
-        self.parent_lines = read_lines(self.parent) if self.parent else []
-        self.headings = notes.heading_lines(self.text)
-        self._resumed: dict[int, bool] = {}
-        self._questions: dict[str, list[int]] = {}
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
 
@@ -87,21 +85,11 @@ class DriftInput:
     def questions_with(self, term: str) -> list[int]:
         """The user messages that ask a question and hold ``term`` (chain
         order); none for a term so common it tells no message apart (寄修,
-        AirPods: more than a twentieth of the chain, and at least 20). Only
-        the messages holding the term are read, and no further than needed
-        to know it is that common."""
-        found = self._questions.get(term)
-        if found is None:
-            common = max(20, len(self.users) // 20)
-            found = []
-            for order in self.users_by_term.get(term, ()):
-                if self.users[order].asks_question:
-                    found.append(order)
-                    if len(found) > common:
-                        found = []
-                        break
-            self._questions[term] = found
-        return found
+        AirPods: more than a twentieth of the chain, and at least 20). The
+        chain index keeps the questioning messages by term, extended
+        generation by generation."""
+        found = self.chain.questions_by_term.get(term, ())
+        return found if len(found) <= max(20, len(self.users) // 20) else ()
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -136,11 +124,11 @@ class DriftInput:
 
     @cached_property
     def _tool_lower(self) -> Corpus:
-        return Corpus([t.text.lower() for t in self.tools])
+        return self.chain.tool_lower
 
     @cached_property
     def _assistant_lower(self) -> Corpus:
-        return Corpus([m.text.lower() for m in self.assistants])
+        return self.chain.assistant_lower
 
     @cached_property
     def asking_terms(self) -> list[frozenset[str]]:
@@ -162,12 +150,13 @@ class DriftInput:
         and so does the next consent or hold right after the last change when
         it names no matter of its own ("先别提交了")."""
         state, last = start.state or "consent", start
-        for event in self.events:
-            if event.order <= start.order:
-                continue
-            nearest = next((e for e in self.events if e.order > last.order), None)
-            if shared(event.own_terms, matter) >= 2 or (event is nearest and worth(event.own_terms) < 2):
-                state, last = event.state, event
+        events = self.events  # in chain order: the event after ``last`` is the next one in the list
+        first = bisect_right(events, start.order, key=_order)
+        nearest = first
+        for i in range(first, len(events)):
+            event = events[i]
+            if shared(event.own_terms, matter) >= 2 or (i == nearest and worth(event.own_terms) < 2):
+                state, last, nearest = event.state, event, i + 1
         return state, last
 
     # -- abandonments
@@ -208,14 +197,21 @@ class DriftInput:
 
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""
-        key = abandon.order
-        if key not in self._resumed:
-            later = sorted({order for term in named or borrowed for order in self.users_by_term.get(term, ())
-                            if order > abandon.order})
-            self._resumed[key] = any(
-                not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
-                for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
-        return self._resumed[key]
+        # Once asked again, always: the chain index keeps each answer with the
+        # number of users it read, and a longer chain reads only the users since.
+        memo, n = self.chain.resumed, len(self.users)
+        known = memo.get(abandon.order)
+        if known is not None and (known[1] or known[0] == n):
+            return known[1]
+        after = max(abandon.order + 1, known[0] if known is not None else 0)
+        by_term = self.users_by_term  # each term's users in chain order: read from ``after`` on
+        later = sorted({order for term in named or borrowed
+                        for orders in (by_term.get(term, ()),) for order in orders[bisect_left(orders, after):]})
+        found = any(
+            not user.abandon and user.asking_clauses and self.about_dropped(user.own_terms, named, borrowed)
+            for user in (self.users[order] for order in later) if self.about_dropped(user.terms, named, borrowed))
+        memo[abandon.order] = (n, found)
+        return found
 
     # -- tools
 
@@ -266,6 +262,26 @@ class DriftInput:
     @cached_property
     def parent_terms(self) -> frozenset[str]:
         return key_terms(self.parent_text or "")
+
+
+_order = attrgetter("order")
+
+# The last notes read (text -> note, its line readings, its heading lines):
+# a generation's note is the next one's parent, read once for both. The
+# readings depend on the note's text alone and are never changed.
+_NOTES: dict[str, tuple] = {}
+_NOTES_KEPT = 8
+
+
+def _read_note(text: str) -> tuple:
+    found = _NOTES.get(text)
+    if found is None:
+        note = notes.parse(text)
+        found = (note, read_lines(note), notes.heading_lines(text))
+        while len(_NOTES) >= _NOTES_KEPT:
+            _NOTES.pop(next(iter(_NOTES)), None)
+        _NOTES[text] = found
+    return found
 
 
 def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:

@@ -159,9 +159,12 @@ def _record(*, job: CompactionJob, attempt: Attempt, worker: str, result: Provid
     raw, truncated = _cap(result.raw or result.text or "")
     code, detail = judged.failure_code, escape_unstorable(judged.detail)
     text = binding.summary_text(result) if not code else None
+    # What the binding keeps beside the generation (a hand-off note's drift
+    # report), computed before the transaction and written inside it.
+    beside = binding.generation_prepare(job=job, text=text) if not code else None
     if not code and connection.vendor == "postgresql":
         fast = _finish_success_pg(job=job, attempt=attempt, worker=worker, result=result, text=text, raw=raw,
-                                  truncated=truncated, now=now, binding=binding)
+                                  truncated=truncated, now=now, binding=binding, beside=beside)
         if fast is not None:
             return fast
         # Nothing moved: the source changed or the lease was lost; the
@@ -219,6 +222,8 @@ def _record(*, job: CompactionJob, attempt: Attempt, worker: str, result: Provid
             model_id=job.model_id, prompt_version_id=job.prompt_version_id,
             parent_id=job.parent_generation_id, parent_digest=job.parent_digest,
         )
+        if beside is not None:
+            binding.generation_record(generation_id=generation.pk, prepared=beside)
         return RunOutcome(job.pk, JobState.SUCCEEDED, attempt=attempt.number, generation_id=generation.pk)
 
 
@@ -256,12 +261,15 @@ RETURNING id, number
     return _success_statements[binding]
 
 
-def _finish_success_pg(*, job, attempt, worker, result, text, raw, truncated, now, binding) -> RunOutcome | None:
+def _finish_success_pg(*, job, attempt, worker, result, text, raw, truncated, now, binding,
+                       beside=None) -> RunOutcome | None:
     """PostgreSQL: a good attempt's whole finish — the job's conditional move
     (still ours, binding still current), the attempt's record and the
     generation — as ONE statement, hence one transaction. Two finishes in one
     conversation that pick the same generation number collide on the unique
-    constraint and the loser retries. None when nothing moved."""
+    constraint and the loser retries. None when nothing moved. What the
+    binding keeps beside the generation (``beside``) is written in the same
+    transaction, right after the statement."""
     sql, current_params = _success_statement(binding)
     params = [
         now, job.pk, worker, attempt.number, *current_params,
@@ -273,11 +281,14 @@ def _finish_success_pg(*, job, attempt, worker, result, text, raw, truncated, no
     ]
     # One statement is its own transaction in autocommit; inside an outer
     # transaction (tests, callers) a savepoint keeps a collision local.
-    atomic = transaction.atomic if connection.in_atomic_block else contextlib.nullcontext
+    # With something to write beside it, statement and rows share one transaction.
+    atomic = transaction.atomic if connection.in_atomic_block or beside is not None else contextlib.nullcontext
     for _ in range(20):
         try:
             with atomic():
                 row = execute_prepared(sql, params)
+                if row is not None and beside is not None:
+                    binding.generation_record(generation_id=row[0], prepared=beside)
         except IntegrityError:
             continue  # a concurrent finish took that number; count again
         if row is None:

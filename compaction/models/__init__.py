@@ -11,12 +11,14 @@ One module per kind of record; every model name is importable from
 * ``admission``    AdmissionSlot (the global bound on model calls)
 * ``policies``     ScopePolicy: a scope's policy, segments or rolling (SPEC §7)
 * ``handoff``      what the rolling hand-off binding keeps beside its jobs
+* ``drift``        DriftReport, DriftFinding: a generation's drift findings (SPEC §8)
 
 Models hold data and constraints; the engine decides.
 """
 
 from .admission import AdmissionSlot
 from .audit import AuditEvent
+from .drift import DriftCode, DriftFinding, DriftKind, DriftReport
 from .generations import GenerationQuerySet, ImmutableGenerationError, SummaryGeneration
 from .handoff import HandoffCheck, HandoffPlan, MessageTokens
 from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, CompactionJob, CompactionJobQuerySet,
@@ -27,6 +29,7 @@ from .reviews import Review, Verdict
 
 __all__ = [
     "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
+    "DriftCode", "DriftFinding", "DriftKind", "DriftReport",
     "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "HandoffCheck", "HandoffPlan",
     "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "SEGMENT_KIND",
     "SETTLED_STATES", "ScopePolicy", "SummaryGeneration", "Verdict",

@@ -15,7 +15,8 @@ from .common import PAGE_SIZE, list_page, read_listing, role_required
 def conversation_list(request):
     listing = read_listing(request, ConversationFilterForm, lambda f, cursor: selectors.conversation_list(
         user=request.user, q=f.get("q", ""), scope=f.get("scope", ""), has=f.get("has", ""),
-        verdict=f.get("verdict", ""), updated_since=f.get("updated_since"), sort=f.get("sort") or "recent",
+        verdict=f.get("verdict", ""), drift=f.get("drift", ""), updated_since=f.get("updated_since"),
+        sort=f.get("sort") or "recent",
         cursor=cursor, page_size=PAGE_SIZE,
     ))
     for conversation in listing.context["rows"]:

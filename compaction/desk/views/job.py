@@ -32,7 +32,7 @@ def _job_context(request, job, **extra):
         "can_review": roles.can_review(request.user),
         "rerunnable": job.state in actions.RERUNNABLE,
         "replannable": not job.bound_to_current_source,
-        "verdict_form": VerdictForm(),
+        "verdict_form": VerdictForm(findings=detail["drift_findings"]),
         "rerun_form": ReasonForm(prefix="rerun"),
         "grant_form": ReasonForm(prefix="grant"),
         "replan_form": ReasonForm(prefix="replan"),
@@ -113,11 +113,11 @@ def job_replan(request, job_id: int):
 @role_required(roles.can_review)
 def job_review(request, job_id: int):
     job = _job_or_404(request, job_id)
-    form = VerdictForm(request.POST)
+    form = VerdictForm(request.POST, findings=selectors.job_drift_findings(job=job))
     if form.is_valid():
         try:
             actions.do_review_record(job=job, reviewer=request.user, verdict=form.cleaned_data["verdict"],
-                                     note=form.cleaned_data["note"])
+                                     note=form.cleaned_data["note"], cited_findings=form.cleaned_data["cite"])
         except actions.ActionRefused as exc:
             form.add_error(None, exc.message)
         else:

@@ -22,7 +22,7 @@ def _queue_listing(request) -> Listing:
     return read_listing(request, QueueFilterForm, lambda f, cursor: selectors.queue_list(
         user=request.user, state=f.get("state", ""), failure_code=f.get("failure_code", ""),
         scope=f.get("scope", ""), prompt_version=f.get("prompt_version", ""), older_than=f.get("older_than", ""),
-        cursor=cursor, page_size=PAGE_SIZE,
+        drift=f.get("drift", ""), cursor=cursor, page_size=PAGE_SIZE,
     ))
 
 

@@ -19,6 +19,7 @@ from tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break"]
+LATER_KEYS = ["drift"]  # issue 14 (drift checks), after these
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def test_audit_records_of_rolling_jobs_carry_their_parent_and_segment_jobs_null(
     assert (segment["kind"], segment["parent_generation"], segment["parent_digest"], segment["chain_break"]) == (
         "segment", None, None, None)
     record = by_job[g3.job_id]
-    assert list(record)[-len(NEW_KEYS):] == NEW_KEYS  # added at the end
+    assert list(record)[-len(NEW_KEYS + LATER_KEYS):] == NEW_KEYS + LATER_KEYS  # added at the end
     assert record["current_digest"] == record["source_digest"] and record["source_valid"] is True
     assert len(record["message_ids"]) == 20
 
@@ -100,13 +101,13 @@ def test_audit_records_show_where_the_chain_broke(world):
 
 def test_the_csv_export_has_the_new_columns_at_the_end(world):
     edit_message(world["conversation"], "u-15", "Request 15: corrected.")
-    assert list(CSV_COLUMNS[-len(NEW_KEYS):]) == NEW_KEYS
+    assert list(CSV_COLUMNS[-len(NEW_KEYS + LATER_KEYS):]) == NEW_KEYS + LATER_KEYS
     response = world["client"].get("/api/v1/audits/", {"format": "csv"})
     lines = b"".join(response.streaming_content).decode().splitlines()
-    assert lines[0].endswith("kind,parent_generation,parent_digest,chain_break")
+    assert lines[0].endswith("kind,parent_generation,parent_digest,chain_break,drift")
     g2 = world["generations"][1]
-    assert any(line.endswith(json.dumps({"generation": g2.pk, "pair": 15}, separators=(",", ":")).replace('"', '""')
-                             + '"') for line in lines)
+    broke = '"' + json.dumps({"generation": g2.pk, "pair": 15}, separators=(",", ":")).replace('"', '""') + '",'
+    assert any(broke in line for line in lines)
 
 
 def test_the_projection_endpoint_gives_a_rolling_scope_its_note(world):

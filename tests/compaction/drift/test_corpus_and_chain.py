@@ -113,3 +113,30 @@ def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
     assert "hold" not in alternations[(False, True)].pattern and "先别" in alternations[(False, True)].pattern
     question = rd._alternations(v.DEFAULT)[v.QUESTION][(False, False)].pattern
     assert "?" in question and "吗" not in question  # a question mark alone needs no script
+
+
+def test_an_extended_corpus_asked_again_answers_as_a_fresh_one():
+    """Answers remembered over the first texts and completed over the texts
+    added since equal a search of every text (``Corpus`` module doc)."""
+    import random
+
+    rng = random.Random(14)
+    alphabet = "申请先别提交算了只要银色深空灰下周再说ab "
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(60)]
+    queries = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(80)] + TEXTS
+    grown = Corpus([])
+    for cut in range(0, len(texts) + 1, 7):
+        grown = grown.extended(texts[len(grown.texts):cut])
+        fresh = Corpus(texts[:cut])
+        for words in queries:
+            assert (words in grown) == (words in fresh), (cut, words)
+            assert grown.holding(words) == fresh.holding(words), (cut, words)
+            assert grown.closest(words) == fresh.closest(words) == _closest_by_difflib(texts[:cut], words), (cut, words)
+
+
+def test_an_older_corpus_keeps_its_own_answers_after_it_was_extended():
+    old = Corpus(["先别提交"])
+    assert "下周再说" not in old and old.closest("下周再说吧") is None
+    new = old.extended(["下周再说"])
+    assert "下周再说" in new and new.closest("下周再说吧") == 1 and new.holding("下周") == [1]
+    assert "下周再说" not in old and old.closest("下周再说吧") is None and old.holding("下周") == []
