@@ -35,7 +35,7 @@ from .bindings.handoff import HANDOFF_KIND
 from .bindings.segments import current_digest_subquery
 from .csvsafe import csv_cell
 from .keyset import MAX_ID
-from .models import Attempt, CompactionJob, Review
+from .models import Attempt, CompactionJob, DriftFinding, Review
 
 ATTEMPT_FIELDS = (
     "number", "started_at", "finished_at", "outcome", "failure_code", "failure_detail",
@@ -134,6 +134,19 @@ def _reviews_by_id(review_ids: list[int]) -> dict[int, dict]:
     }
 
 
+def _drift_by_job(jobs: list[CompactionJob]) -> dict[int, list[dict]]:
+    """The drift findings of each rolling job's generation, in their order."""
+    ids = [job.pk for job in jobs if job.kind == HANDOFF_KIND]
+    out: dict[int, list[dict]] = {pk: [] for pk in ids}
+    if not ids:
+        return out
+    findings = (DriftFinding.objects.filter(generation__job_id__in=ids)
+                .order_by("generation_id", "position").annotate(job_id=F("generation__job_id")))
+    for finding in findings:
+        out[finding.job_id].append(finding.as_record())
+    return out
+
+
 def _generation(job: CompactionJob) -> dict | None:
     try:
         generation = job.generation
@@ -153,6 +166,7 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
     ids = [job.pk for job in jobs]
     attempts = _attempts_by_job(ids)
     reviews = _reviews_by_id([job.latest_review_id for job in jobs if job.latest_review_id])
+    drift = _drift_by_job(jobs)
     return [
         {
             "job": job.pk,
@@ -182,6 +196,8 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
             "parent_digest": _or_none(job.parent_digest),
             "chain_break": ({"generation": job.break_generation_id, "pair": job.break_pair}
                             if job.break_pair is not None else None),
+            # Rolling jobs' drift findings (SPEC §11; issue 14), null for segments.
+            "drift": drift.get(job.pk),
         }
         for job in jobs
     ]
@@ -209,11 +225,11 @@ CSV_COLUMNS = (
     "attempts_used", "max_attempts", "last_failure_code", "created_at", "updated_at", "attempts",
     "generation_id", "generation_number", "generation_text", "generation_created_at",
     "review_verdict", "review_reviewer", "review_note", "review_created_at",
-    "kind", "parent_generation", "parent_digest", "chain_break",
+    "kind", "parent_generation", "parent_digest", "chain_break", "drift",
 )
 # Nested values a spreadsheet cannot hold are written as JSON text.
 _CSV_JSON = ("message_ids", "attempts")
-_CSV_JSON_OR_EMPTY = ("chain_break",)
+_CSV_JSON_OR_EMPTY = ("chain_break", "drift")
 
 
 def csv_row(record: dict) -> list[str]:

@@ -18,9 +18,9 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import audit
+from .. import audit, audit_export
 from ..keyset import ID, TIME, Keyset
-from ..models import AttemptOutcome, JobState, Verdict
+from ..models import AttemptOutcome, DriftCode, DriftKind, JobState, Verdict
 from .filters import AuditFilter
 from .permissions import CanRead
 from .plumbing import (ERRORS_READ, PAGE_PARAMS, ApiError, ErrorSerializer, KeysetPagination, ListSchema,
@@ -86,6 +86,14 @@ class ReviewRefSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class DriftFindingRefSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=DriftKind.values)
+    code = serializers.ChoiceField(choices=DriftCode.values)
+    section = serializers.CharField(allow_null=True, help_text="the note's section; null: the whole note")
+    line = serializers.IntegerField(allow_null=True, help_text="1-based note line; null: the whole note")
+    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the messages that prove it")
+
+
 class ChainBreakSerializer(serializers.Serializer):
     generation = serializers.IntegerField(allow_null=True,
                                           help_text="the generation whose own material stopped matching")
@@ -126,6 +134,10 @@ class AuditRecordSerializer(serializers.Serializer):
     parent_digest = serializers.CharField(allow_null=True, help_text="SHA-256 of the parent note's text")
     chain_break = ChainBreakSerializer(
         allow_null=True, help_text="rolling hand-off jobs whose chain broke: where (null while intact)")
+    drift = DriftFindingRefSerializer(
+        many=True, allow_null=True,
+        help_text="rolling hand-off jobs: their generation's drift findings (SPEC §8), [] when none or no "
+                  "generation yet; null for segments")
 
 
 class AuditPageSerializer(serializers.Serializer):
@@ -173,7 +185,8 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
                 {"type": "string"}, description="one audit record (JSON object) per line"),
             (200, "text/csv"): OpenApiResponse(
                 {"type": "string"},
-                description="a header row, then one record per row; message_ids and attempts as JSON text; "
+                description="a header row, then one record per row; message_ids, attempts, chain_break and drift "
+                            "as JSON text; "
                             "cells starting with = + - @ are prefixed with a quote"),
             **{(code, "application/json"): r for code, r in ERRORS_READ.items()},
         },
@@ -186,16 +199,10 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
             if KeysetPagination.page_size_query_param in request.query_params:
                 raise ApiError(code="invalid_filter", message="page_size: does not apply to an export",
                                errors={"page_size": ["does not apply to an export"]})
-            records = audit.audit_records_iter(
-                paginator.rows_from_cursor(queryset, request),
-                chunk_size=settings.COMPACTION_API_EXPORT_CHUNK,
-            )
-            lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
+            content = audit_export.export(paginator.rows_from_cursor(queryset, request), fmt=fmt,
+                                          chunk_size=settings.COMPACTION_API_EXPORT_CHUNK)
             renderer = request.accepted_renderer
-            response = StreamingHttpResponse(
-                (line.encode("utf-8") for line in lines),
-                content_type=f"{renderer.media_type}; charset=utf-8",
-            )
+            response = StreamingHttpResponse(content, content_type=f"{renderer.media_type}; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="audits.{fmt}"'
             return response
         jobs = paginator.paginate(queryset, request)

@@ -11,7 +11,7 @@ from datetime import timezone as dt_timezone
 
 import django_filters as df
 from django import forms
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
@@ -123,16 +123,17 @@ class AuditFilter(df.FilterSet):
     def filter_verdict(self, queryset, name, value):
         if not value:
             return queryset
-        latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
-        queryset = queryset.annotate(latest_verdict=Subquery(latest))
         wanted = [v for v in value if v != NO_VERDICT]
-        condition = None
+        condition = Q()
         if wanted:
-            condition = queryset.filter(latest_verdict__in=wanted)
+            latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
+            queryset = queryset.annotate(latest_verdict=Subquery(latest))
+            condition |= Q(latest_verdict__in=wanted)
         if NO_VERDICT in value:
-            none = queryset.filter(latest_verdict__isnull=True)
-            condition = none if condition is None else condition | none
-        return condition
+            # "Never reviewed" is "no review exists": an anti-join, where
+            # "the newest verdict is null" was a subquery run for every job.
+            condition |= ~Q(Exists(Review.objects.filter(job_id=OuterRef("pk"))))
+        return queryset.filter(condition)
 
 
 class ActivityFilter(df.FilterSet):
