@@ -92,9 +92,12 @@ class AuditFilter(df.FilterSet):
     scope = text_filter("scope", "only this scope")
     conversation = id_filter("conversation_id", "only this conversation (its id in this service)")
     conversation_external_id = text_filter("conversation__external_id", "only conversations with this external id")
-    state = df.MultipleChoiceFilter(choices=JobState.choices, help_text="job state; repeat for several")
+    # distinct=False: none of these joins a many-valued relation, and a
+    # DISTINCT would sort the whole result before its first row (issue 17).
+    state = df.MultipleChoiceFilter(choices=JobState.choices, distinct=False,
+                                    help_text="job state; repeat for several")
     failure_code = df.MultipleChoiceFilter(
-        choices=FailureCode.choices, method="filter_failure_code",
+        choices=FailureCode.choices, method="filter_failure_code", distinct=False,
         help_text="jobs with at least one attempt that failed with this code; repeat for several",
     )
     prompt_version = text_filter("prompt_version__name", "prompt version name, e.g. conversation-compaction@3")
@@ -103,7 +106,7 @@ class AuditFilter(df.FilterSet):
         "whether the stored source digest still equals the digest of the range now",
     )
     verdict = df.MultipleChoiceFilter(
-        choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
+        choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict", distinct=False,
         help_text="the newest review verdict (`none`: never reviewed); repeat for several",
     )
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="created at or after")

@@ -1,4 +1,4 @@
-# Indexes the audit export reads through (issue 17): one scope in the export's order.
+# Indexes the audit export reads through (issue 17): one scope, or one state of one scope, in the export's order.
 
 from django.db import migrations, models
 
@@ -11,8 +11,16 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RemoveIndex(
+            model_name='compactionjob',
+            name='job_scope_state',
+        ),
         migrations.AddIndex(
             model_name='compactionjob',
             index=models.Index(fields=['scope', 'created_at', 'id'], name='job_scope_created'),
+        ),
+        migrations.AddIndex(
+            model_name='compactionjob',
+            index=models.Index(fields=['scope', 'state', 'created_at', 'id'], name='job_scope_state_created'),
         ),
     ]

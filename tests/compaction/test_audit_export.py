@@ -24,10 +24,11 @@ from compaction.bindings.segments import conversation_plan
 from compaction.models import (Attempt, AttemptOutcome, CompactionJob, DriftFinding, DriftReport, JobState, Review,
                                SummaryGeneration)
 from tests.compaction.api.conftest import attempt, client_for, exhaust, ingest, succeed
+from tests.compaction.conftest import live_db
 from tests.compaction.bindings.rolling import (ScriptedHandoffModel, edit_message, rolling_document, rolling_scope,
                                                run_chain)
 from tests.compaction.bindings.rolling import ingest as ingest_rolling
-from tests.factories import make_user
+from tests.factories import make_user, token_for
 
 pytestmark = [pytest.mark.django_db,
               pytest.mark.skipif(connection.vendor != "postgresql", reason="the SQL export is PostgreSQL's")]
@@ -170,24 +171,40 @@ def test_the_csv_ends_rows_with_crlf_and_keeps_line_breaks_inside_quoted_cells(w
     assert "- 第二行\r\n\ttab".encode() in body  # inside a quoted cell, as written
 
 
-def test_the_export_sql_reads_one_scope_through_an_index(world):
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_one_scope_is_read_through_an_index_in_the_export_order(world):
     from django.test import RequestFactory
     from rest_framework.request import Request
 
-    from compaction.api.audits import AuditListApi
+    from compaction.api.audits import AUDITS, AuditListApi
 
     view = AuditListApi()
-    request = Request(RequestFactory().get("/api/v1/audits/", {"scope": "default"}))
+    request = Request(RequestFactory().get("/api/v1/audits/", {"scope": "default", "state": "exhausted"}))
     request.user = User.objects.get(username="root")
     view.request, view.format_kwarg = request, None
-    queryset = view.filter_queryset(view.get_queryset())
+    queryset = AUDITS.after(view.filter_queryset(view.get_queryset()), None)
     sql, params = audit_export.export_sql(queryset, fmt="csv")
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")  # the planner's choice on a table this small aside
-        cursor.execute(cursor.cursor.mogrify("EXPLAIN " + sql, params))
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "job_scope_created" in plan, plan
-    assert "Sort" not in plan.split("SubPlan")[0], plan  # rows come in the export's order, never sorted whole
+    with audit_export._snapshot(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a table this small would be read whole
+        cursor.execute(cursor.cursor.mogrify("EXPLAIN (FORMAT JSON) " + sql, params))
+        (plan,) = cursor.fetchone()[0]
+    nodes = list(_plan_nodes(plan["Plan"]))
+    jobs = [n for n in nodes if n.get("Relation Name") == "compaction_compactionjob"]
+    assert [n["Node Type"] for n in jobs] == ["Index Scan"] and jobs[0]["Index Name"] == "job_scope_created"
+    # Nothing between the job scan and the client sorts or gathers the whole result.
+    assert not {"Sort", "Incremental Sort", "Gather", "Gather Merge", "Hash Join"} & {
+        n["Node Type"] for n in nodes if n.get("Parent Relationship") != "SubPlan" and not _under_lateral(n, nodes)}
+
+
+def _under_lateral(node: dict, nodes: list[dict]) -> bool:
+    """Inside the per-row review lookup (its own small sort is fine)."""
+    return node["Node Type"] in ("Sort", "Incremental Sort") and any(
+        node in p.get("Plans", []) and p["Node Type"] == "Limit" for p in nodes)
 
 
 # --- the SQL pieces against their Python rules, on any text -----------------------
@@ -222,3 +239,130 @@ def test_text_is_escaped_and_neutralised_as_python_does_it(db, text):
                            timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5, minutes=-30))])))
 def test_times_are_spelled_as_python_spells_them(db, moment):
     assert _sql(audit_export._iso("%(v)s::timestamptz"), moment) == iso(moment.astimezone(timezone.utc))
+
+
+# --- one snapshot; a client that goes away ------------------------------------------
+
+def _planned_jobs(n_pairs: int, *, text: str = "summary") -> list[CompactionJob]:
+    conv = ingest(n_pairs, external_id=f"big-{n_pairs}")
+    jobs = conversation_plan(conversation=conv)
+    for job in jobs:
+        succeed(job, text=text)
+    return jobs
+
+
+@live_db
+def test_the_export_runs_in_a_repeatable_read_read_only_transaction():
+    with audit_export._snapshot(), connection.cursor() as cursor:
+        cursor.execute("SHOW transaction_isolation")
+        assert cursor.fetchone()[0] == "repeatable read"
+        cursor.execute("SHOW transaction_read_only")
+        assert cursor.fetchone()[0] == "on"
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "off"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")  # its planner settings went with it
+        assert cursor.fetchone()[0] == "on"
+
+
+@live_db
+def test_an_export_is_one_snapshot_whatever_is_written_meanwhile(settings, monkeypatch):
+    import threading
+
+    settings.COMPACTION_AUDIT_EXPORT_IN_SQL = True
+    monkeypatch.setattr(audit_export, "CHUNK_BYTES", 1)  # one line per chunk
+    jobs = _planned_jobs(235)
+    client = client_for(make_user("root", staff=True, scopes=()))
+    before = b"".join(client.get("/api/v1/audits/", {"format": "jsonl"}).streaming_content)
+
+    response = client.get("/api/v1/audits/", {"format": "jsonl"})
+    lines = iter(response.streaming_content)
+    first = next(lines)  # the export's transaction is open, its COPY under way
+
+    def write_meanwhile():
+        try:
+            CompactionJob.objects.filter(pk__in=[j.pk for j in jobs]).update(state=JobState.STALE)
+            attempt(jobs[-1], 9, outcome=AttemptOutcome.FAILED, failure_code="tool_calls")
+            Review.objects.create(job=jobs[-1], generation=jobs[-1].generation,
+                                  reviewer=User.objects.get(username="root"), verdict="approved")
+            _planned_jobs(45)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=write_meanwhile)
+    writer.start()
+    writer.join(30)
+    assert not writer.is_alive()
+    during = first + b"".join(lines)
+    response.close()
+    after = b"".join(client.get("/api/v1/audits/", {"format": "jsonl"}).streaming_content)
+    assert during == before
+    assert after != before and after.count(b"\n") == before.count(b"\n") + 2  # the writes did land
+
+
+@live_db
+def test_a_client_that_goes_away_frees_the_worker_and_the_database_connection_at_once(tmp_path):
+    import socket
+    import struct
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from tests.compaction.conftest import subprocess_env
+
+    _planned_jobs(100, text="x" * (4 << 20))  # 8 jobs, 32 MiB of export: more than any socket buffer holds
+    token = token_for(make_user("root", staff=True, scopes=()))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # One process, one thread: while an export holds it, nothing else is served.
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", "--nothreading", f"127.0.0.1:{port}"],
+        cwd=Path(__file__).resolve().parents[2], env=subprocess_env(COMPACTION_AUDIT_EXPORT_IN_SQL="1"),
+        stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("w"))
+
+    def request(path: str) -> socket.socket:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline and server.poll() is None, (tmp_path / "server.log").read_text()
+                time.sleep(0.2)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {token}\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        return sock
+
+    def exports() -> list[tuple[int, str]]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid, state FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND pid <> pg_backend_pid() AND query LIKE 'COPY (SELECT%%' AND state <> 'idle'")
+            return cursor.fetchall()
+
+    try:
+        sock = request("/api/v1/audits/?format=jsonl")
+        received = b""
+        while len(received) < 256 * 1024:
+            received += sock.recv(65536)
+        assert received.startswith(b"HTTP/1.1 200")
+        assert [state for _, state in exports()] == ["active"]  # the COPY is under way, held by the client
+        # Gone without a word: a reset, as a client that crashes or loses its network.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+        gone = time.monotonic()
+        while exports():
+            assert time.monotonic() - gone < 5, exports()
+            time.sleep(0.05)
+        freed = time.monotonic() - gone
+        with request("/api/v1/audits/?page_size=1") as sock:
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        served = time.monotonic() - gone
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert freed < 2 and served < 5, (freed, served)

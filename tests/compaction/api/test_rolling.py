@@ -18,7 +18,7 @@ from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
-NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break"]
+NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break", "drift"]
 
 
 @pytest.fixture
@@ -77,8 +77,9 @@ def test_audit_records_of_rolling_jobs_carry_their_parent_and_segment_jobs_null(
     assert by_job[g2.job_id]["parent_generation"] == g1.pk and by_job[g2.job_id]["parent_digest"] == g2.parent_digest
     assert by_job[g1.job_id]["parent_generation"] is None and by_job[g1.job_id]["kind"] == "handoff"
     segment = by_job[world["segment_job"].pk]
-    assert (segment["kind"], segment["parent_generation"], segment["parent_digest"], segment["chain_break"]) == (
-        "segment", None, None, None)
+    assert (segment["kind"], segment["parent_generation"], segment["parent_digest"], segment["chain_break"],
+            segment["drift"]) == ("segment", None, None, None, None)
+    assert by_job[g1.job_id]["drift"] == []  # a rolling job whose generation has no findings
     record = by_job[g3.job_id]
     assert list(record)[-len(NEW_KEYS):] == NEW_KEYS  # added at the end
     assert record["current_digest"] == record["source_digest"] and record["source_valid"] is True
@@ -103,10 +104,11 @@ def test_the_csv_export_has_the_new_columns_at_the_end(world):
     assert list(CSV_COLUMNS[-len(NEW_KEYS):]) == NEW_KEYS
     response = world["client"].get("/api/v1/audits/", {"format": "csv"})
     lines = b"".join(response.streaming_content).decode().splitlines()
-    assert lines[0].endswith("kind,parent_generation,parent_digest,chain_break")
+    assert lines[0].endswith("kind,parent_generation,parent_digest,chain_break,drift")
     g2 = world["generations"][1]
+    # The chain break as JSON text, then the job's drift findings (none here: []).
     assert any(line.endswith(json.dumps({"generation": g2.pk, "pair": 15}, separators=(",", ":")).replace('"', '""')
-                             + '"') for line in lines)
+                             + '",[]') for line in lines)
 
 
 def test_the_projection_endpoint_gives_a_rolling_scope_its_note(world):
