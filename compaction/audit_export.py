@@ -50,6 +50,7 @@ from django.db.models import QuerySet
 from . import audit
 from .audit import CSV_COLUMNS
 from .bindings.handoff import HANDOFF_KIND
+from .csvsafe import FORMULA_TRIGGERS
 
 # The columns the inner (Django) query hands on; ``j`` is its alias.
 INNER_COLUMNS = (
@@ -59,12 +60,12 @@ INNER_COLUMNS = (
     "parent_digest", "break_generation_id", "break_pair", "source_changed_at",
 )
 
-# Bytes of COPY rows handed to the server at once: large enough that a
-# worker's per-chunk cost vanishes, small enough that memory stays flat.
+# Bytes of COPY rows handed to the web server at once: large enough that the
+# per-chunk cost of the WSGI stack vanishes, small enough that memory stays flat.
 CHUNK_BYTES = 256 * 1024
 
-# CSV cells a spreadsheet would read as a formula (compaction.csvsafe.FORMULA_TRIGGERS), as code points.
-_TRIGGER_CODES = "61, 43, 45, 64, 9, 13, 10"  # = + - @ TAB CR LF
+# The first characters that make a CSV cell a formula, as code points (for ascii()).
+_TRIGGER_CODES = ", ".join(str(ord(c)) for c in FORMULA_TRIGGERS)
 
 
 # --- SQL pieces ------------------------------------------------------------------
