@@ -320,7 +320,15 @@ def export(queryset: QuerySet, *, fmt: str, chunk_size: int) -> Iterator[bytes]:
         return export_lines(queryset, fmt=fmt)
     records = audit.audit_records_iter(queryset, chunk_size=chunk_size)
     lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
-    return (line.encode("utf-8") for line in lines)
+    encoded = (line.encode("utf-8") for line in lines)
+    # On PostgreSQL one snapshot too (on SQLite a read transaction that long
+    # would keep every writer waiting).
+    return _in_snapshot(encoded) if connection.vendor == "postgresql" else encoded
+
+
+def _in_snapshot(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    with _snapshot():
+        yield from chunks
 
 
 def export_lines(queryset: QuerySet, *, fmt: str) -> Iterator[bytes]:

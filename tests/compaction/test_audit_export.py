@@ -266,10 +266,12 @@ def test_the_export_runs_in_a_repeatable_read_read_only_transaction():
 
 
 @live_db
-def test_an_export_is_one_snapshot_whatever_is_written_meanwhile(settings, monkeypatch):
+@pytest.mark.parametrize("in_sql", [True, False], ids=["sql", "python"])
+def test_an_export_is_one_snapshot_whatever_is_written_meanwhile(settings, monkeypatch, in_sql):
     import threading
 
-    settings.COMPACTION_AUDIT_EXPORT_IN_SQL = True
+    settings.COMPACTION_AUDIT_EXPORT_IN_SQL = in_sql
+    settings.COMPACTION_API_EXPORT_CHUNK = 2  # the Python builder reads two jobs at a time
     monkeypatch.setattr(audit_export, "CHUNK_BYTES", 1)  # one line per chunk
     jobs = _planned_jobs(235)
     client = client_for(make_user("root", staff=True, scopes=()))
