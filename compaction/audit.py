@@ -134,6 +134,19 @@ def _reviews_by_id(review_ids: list[int]) -> dict[int, dict]:
     }
 
 
+def _drift_by_job(jobs: list[CompactionJob]) -> dict[int, list[dict]]:
+    """The drift findings of each rolling job's generation, in their order."""
+    ids = [job.pk for job in jobs if job.kind == HANDOFF_KIND]
+    out: dict[int, list[dict]] = {pk: [] for pk in ids}
+    if not ids:
+        return out
+    findings = (DriftFinding.objects.filter(generation__job_id__in=ids)
+                .order_by("generation_id", "position").annotate(job_id=F("generation__job_id")))
+    for finding in findings:
+        out[finding.job_id].append(finding.as_record())
+    return out
+
+
 def _generation(job: CompactionJob) -> dict | None:
     try:
         generation = job.generation
@@ -147,36 +160,13 @@ def _generation(job: CompactionJob) -> dict | None:
     }
 
 
-def _drift_by_generation(generation_ids: list[int]) -> dict[int, list[dict]]:
-    """Each generation's drift findings in the audit record's shape (SPEC
-    §11: ``kind``, ``code``, ``section``, ``line``, ``message_ids``), in the
-    report's order."""
-    out: dict[int, list[dict]] = {pk: [] for pk in generation_ids}
-    if not generation_ids:
-        return out
-    rows = (DriftFinding.objects.filter(generation_id__in=generation_ids).order_by("generation_id", "position")
-            .values_list("generation_id", "kind", "code", "section", "line", "message_ids"))
-    for generation_id, kind, code, section, line, message_ids in rows:
-        out[generation_id].append({"kind": kind, "code": code, "section": section, "line": line,
-                                   "message_ids": list(message_ids)})
-    return out
-
-
-def _generation_id(job: CompactionJob) -> int | None:
-    try:
-        return job.generation.pk
-    except CompactionJob.generation.RelatedObjectDoesNotExist:
-        return None
-
-
 def audit_records(jobs: list[CompactionJob]) -> list[dict]:
     """The audit records of ``jobs`` (from ``audit_jobs``), in their order:
     three queries for the whole list, whatever its length."""
     ids = [job.pk for job in jobs]
     attempts = _attempts_by_job(ids)
     reviews = _reviews_by_id([job.latest_review_id for job in jobs if job.latest_review_id])
-    generations = {job.pk: _generation_id(job) for job in jobs if job.kind == HANDOFF_KIND}
-    drift = _drift_by_generation([g for g in generations.values() if g is not None])
+    drift = _drift_by_job(jobs)
     return [
         {
             "job": job.pk,
@@ -206,8 +196,8 @@ def audit_records(jobs: list[CompactionJob]) -> list[dict]:
             "parent_digest": _or_none(job.parent_digest),
             "chain_break": ({"generation": job.break_generation_id, "pair": job.break_pair}
                             if job.break_pair is not None else None),
-            # Added by issue 14 (drift checks): a rolling job's generation's findings.
-            "drift": (drift.get(generations[job.pk], []) if job.kind == HANDOFF_KIND else None),
+            # Rolling jobs' drift findings (SPEC §11; issue 14), null for segments.
+            "drift": drift.get(job.pk),
         }
         for job in jobs
     ]

@@ -19,7 +19,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import audit
+from .. import audit, audit_export
 from ..keyset import ID, TIME, Keyset
 from ..models import AttemptOutcome, DriftCode, DriftKind, JobState, Verdict
 from .filters import AuditFilter
@@ -104,6 +104,14 @@ class ReviewRefSerializer(serializers.Serializer):
     reviewer = serializers.CharField()
     note = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
+
+
+class DriftFindingRefSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=DriftKind.values)
+    code = serializers.ChoiceField(choices=DriftCode.values)
+    section = serializers.CharField(allow_null=True, help_text="the note's section; null: the whole note")
+    line = serializers.IntegerField(allow_null=True, help_text="1-based note line; null: the whole note")
+    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the messages that prove it")
 
 
 class ChainBreakSerializer(serializers.Serializer):
@@ -227,17 +235,13 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
             if KeysetPagination.page_size_query_param in request.query_params:
                 raise ApiError(code="invalid_filter", message="page_size: does not apply to an export",
                                errors={"page_size": ["does not apply to an export"]})
-            records = audit.audit_records_iter(
-                paginator.rows_from_cursor(queryset, request),
-                chunk_size=settings.COMPACTION_API_EXPORT_CHUNK,
-            )
-            lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
+            content = audit_export.export(paginator.rows_from_cursor(queryset, request), fmt=fmt,
+                                          chunk_size=settings.COMPACTION_API_EXPORT_CHUNK)
             renderer = request.accepted_renderer
-            chunks = (line.encode("utf-8") for line in lines)
             if bom:
                 # Its own first chunk, ahead of whatever the export streams.
-                chunks = itertools.chain([UTF8_BOM], chunks)
-            response = StreamingHttpResponse(chunks, content_type=f"{renderer.media_type}; charset=utf-8")
+                content = itertools.chain([UTF8_BOM], content)
+            response = StreamingHttpResponse(content, content_type=f"{renderer.media_type}; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="audits.{fmt}"'
             return response
         jobs = paginator.paginate(queryset, request)

@@ -11,7 +11,7 @@ from datetime import timezone as dt_timezone
 
 import django_filters as df
 from django import forms
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
@@ -92,9 +92,12 @@ class AuditFilter(df.FilterSet):
     scope = text_filter("scope", "only this scope")
     conversation = id_filter("conversation_id", "only this conversation (its id in this service)")
     conversation_external_id = text_filter("conversation__external_id", "only conversations with this external id")
-    state = df.MultipleChoiceFilter(choices=JobState.choices, help_text="job state; repeat for several")
+    # distinct=False: none of these joins a many-valued relation, and a
+    # DISTINCT would sort the whole result before its first row (issue 17).
+    state = df.MultipleChoiceFilter(choices=JobState.choices, distinct=False,
+                                    help_text="job state; repeat for several")
     failure_code = df.MultipleChoiceFilter(
-        choices=FailureCode.choices, method="filter_failure_code",
+        choices=FailureCode.choices, method="filter_failure_code", distinct=False,
         help_text="jobs with at least one attempt that failed with this code; repeat for several",
     )
     prompt_version = text_filter("prompt_version__name", "prompt version name, e.g. conversation-compaction@3")
@@ -103,7 +106,7 @@ class AuditFilter(df.FilterSet):
         "whether the stored source digest still equals the digest of the range now",
     )
     verdict = df.MultipleChoiceFilter(
-        choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
+        choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict", distinct=False,
         help_text="the newest review verdict (`none`: never reviewed); repeat for several",
     )
     drift_code = df.MultipleChoiceFilter(
@@ -144,16 +147,17 @@ class AuditFilter(df.FilterSet):
     def filter_verdict(self, queryset, name, value):
         if not value:
             return queryset
-        latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
-        queryset = queryset.annotate(latest_verdict=Subquery(latest))
         wanted = [v for v in value if v != NO_VERDICT]
-        condition = None
+        condition = Q()
         if wanted:
-            condition = queryset.filter(latest_verdict__in=wanted)
+            latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
+            queryset = queryset.annotate(latest_verdict=Subquery(latest))
+            condition |= Q(latest_verdict__in=wanted)
         if NO_VERDICT in value:
-            none = queryset.filter(latest_verdict__isnull=True)
-            condition = none if condition is None else condition | none
-        return condition
+            # "Never reviewed" is "no review exists": an anti-join, where
+            # "the newest verdict is null" was a subquery run for every job.
+            condition |= ~Q(Exists(Review.objects.filter(job_id=OuterRef("pk"))))
+        return queryset.filter(condition)
 
 
 class ActivityFilter(df.FilterSet):

@@ -189,6 +189,9 @@ SPECTACULAR_SETTINGS = {
 COMPACTION_API_WRITE_RATE = os.environ.get("COMPACTION_API_WRITE_RATE", "120/minute")
 # Jobs read per chunk by the streaming audit export (one server-side cursor fetch).
 COMPACTION_API_EXPORT_CHUNK = env_int("COMPACTION_API_EXPORT_CHUNK", 500)
+# On PostgreSQL the JSONL and CSV exports are built by the database (COPY,
+# issue 17); off, they are built in Python as on SQLite (the same bytes, slower).
+COMPACTION_AUDIT_EXPORT_IN_SQL = env_bool("COMPACTION_AUDIT_EXPORT_IN_SQL", True)
 
 # --- Ingest limits (SPEC §3) ----------------------------------------------
 INGEST_MAX_CONTENT_BYTES = env_int("INGEST_MAX_CONTENT_BYTES", 1024 * 1024)

@@ -153,10 +153,16 @@ class CompactionJob(SourceBinding):
             models.Index(fields=["conversation", "from_pair"], name="job_conversation_range"),
             models.Index(fields=["conversation", "state"], name="job_conversation_state"),
             models.Index(fields=["state", "updated_at"], name="job_state_updated"),
-            models.Index(fields=["scope", "state"], name="job_scope_state"),
             models.Index(fields=["lease_expires_at"], name="job_lease_expiry"),
             models.Index(fields=["updated_at", "id"], name="job_updated"),
             models.Index(fields=["created_at", "id"], name="job_created"),
+            # An audit export of one scope (issue 17), read in the export's
+            # order; its other filters (state, updated range, ...) narrow
+            # that scan instead of the whole table.
+            models.Index(fields=["scope", "created_at", "id"], name="job_scope_created"),
+            # ... and one state of one scope (it serves every (scope, state)
+            # lookup the index it replaced, job_scope_state, did).
+            models.Index(fields=["scope", "state", "created_at", "id"], name="job_scope_state_created"),
             # The queue's succeeded-but-source-changed rows, newest first.
             models.Index(fields=["-updated_at", "-id"], condition=models.Q(source_changed_at__isnull=False),
                          name="job_source_changed"),

@@ -5,12 +5,15 @@ broke, and the projection of a rolling scope."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
 
 from compaction.audit import CSV_COLUMNS
 from compaction.bindings.segments import conversation_plan
+from compaction.models import DriftFinding
 from tests.compaction.api.conftest import client_for, succeed
 from tests.compaction.bindings.rolling import (ScriptedHandoffModel, edit_message, ingest, rolling_document,
                                                rolling_scope, run_chain)
@@ -18,8 +21,7 @@ from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
-NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break"]
-LATER_KEYS = ["drift"]  # issue 14 (drift checks), after these
+NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break", "drift"]
 
 
 @pytest.fixture
@@ -78,10 +80,13 @@ def test_audit_records_of_rolling_jobs_carry_their_parent_and_segment_jobs_null(
     assert by_job[g2.job_id]["parent_generation"] == g1.pk and by_job[g2.job_id]["parent_digest"] == g2.parent_digest
     assert by_job[g1.job_id]["parent_generation"] is None and by_job[g1.job_id]["kind"] == "handoff"
     segment = by_job[world["segment_job"].pk]
-    assert (segment["kind"], segment["parent_generation"], segment["parent_digest"], segment["chain_break"]) == (
-        "segment", None, None, None)
+    assert (segment["kind"], segment["parent_generation"], segment["parent_digest"], segment["chain_break"],
+            segment["drift"]) == ("segment", None, None, None, None)
+    # a rolling job carries its generation's stored findings, in their order
+    assert by_job[g1.job_id]["drift"] == [f.as_record() for f in
+                                           DriftFinding.objects.filter(generation=g1).order_by("position")]
     record = by_job[g3.job_id]
-    assert list(record)[-len(NEW_KEYS + LATER_KEYS):] == NEW_KEYS + LATER_KEYS  # added at the end
+    assert list(record)[-len(NEW_KEYS):] == NEW_KEYS  # added at the end
     assert record["current_digest"] == record["source_digest"] and record["source_valid"] is True
     assert len(record["message_ids"]) == 20
 
@@ -101,13 +106,17 @@ def test_audit_records_show_where_the_chain_broke(world):
 
 def test_the_csv_export_has_the_new_columns_at_the_end(world):
     edit_message(world["conversation"], "u-15", "Request 15: corrected.")
-    assert list(CSV_COLUMNS[-len(NEW_KEYS + LATER_KEYS):]) == NEW_KEYS + LATER_KEYS
+    assert list(CSV_COLUMNS[-len(NEW_KEYS):]) == NEW_KEYS
     response = world["client"].get("/api/v1/audits/", {"format": "csv"})
-    lines = b"".join(response.streaming_content).decode().splitlines()
-    assert lines[0].endswith("kind,parent_generation,parent_digest,chain_break,drift")
+    text = b"".join(response.streaming_content).decode()
+    assert text.splitlines()[0].endswith("kind,parent_generation,parent_digest,chain_break,drift")
     g2 = world["generations"][1]
-    broke = '"' + json.dumps({"generation": g2.pk, "pair": 15}, separators=(",", ":")).replace('"', '""') + '",'
-    assert any(broke in line for line in lines)
+    rows = {int(r["job"]): r for r in csv.DictReader(io.StringIO(text))}
+    # The chain break as JSON text, then the job's drift findings as JSON text.
+    assert json.loads(rows[g2.job_id]["chain_break"]) == {"generation": g2.pk, "pair": 15}
+    assert json.loads(rows[g2.job_id]["drift"]) == [
+        f.as_record() for f in DriftFinding.objects.filter(generation=g2).order_by("position")]
+    assert rows[world["segment_job"].pk]["drift"] == ""  # null for a segment job
 
 
 def test_the_projection_endpoint_gives_a_rolling_scope_its_note(world):
