@@ -120,6 +120,31 @@ def api_not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+def api_bad_request(request, exception=None):
+    """400 Django itself answers (a suspicious request, e.g. a body over the
+    upload limit or a bad Host): JSON under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "bad_request", "message": "the request was refused as malformed"}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def api_permission_denied(request, exception=None):
+    """403 Django itself answers outside DRF: JSON under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "permission_denied", "message": "permission denied"}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def api_server_error(request):
+    """500: under /api/ in the API's error shape too, so a client can always
+    read ``code``; the usual page elsewhere. Says nothing of the cause (it is
+    in the server's log)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "server_error", "message": "the server failed to answer; try again"},
+                            status=500)
+    return defaults.server_error(request)
+
+
 # --- strict queries ----------------------------------------------------------------
 
 class StrictFormatNegotiation(DefaultContentNegotiation):
