@@ -289,7 +289,7 @@ INGEST_MAX_MESSAGES = env_int("INGEST_MAX_MESSAGES", 100_000)
 # One tool call's ``arguments`` (UTF-8 bytes of its JSON text) and one
 # ``metadata`` object (of the document, a run or a message, as compact JSON).
 INGEST_MAX_TOOL_ARGUMENTS_BYTES = env_int("INGEST_MAX_TOOL_ARGUMENTS_BYTES", 64 * 1024)
-INGEST_MAX_METADATA_BYTES = env_int("INGEST_MAX_METADATA_BYTES", 16 * 1024)
+INGEST_MAX_METADATA_BYTES = env_int("INGEST_MAX_METADATA_BYTES", 64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES + 1024
 
 # --- Compaction (SPEC §5) -------------------------------------------------
