@@ -23,7 +23,8 @@ from ..models import JobState
 from .filters import ConversationFilter
 from .ingest import SegmentSerializer
 from .permissions import CanOperate, CanRead
-from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
+from .plumbing import (ERRORS_WRITE, CheckedPagePagination, ErrorSerializer, KeysetPagination, PAGE_PARAMS,
+                       ReasonSerializer,
                        StrictFilterBackend, StrictQueryMixin, act, conversation_or_404, reason_from)
 from .throttles import WriteRateThrottle
 
@@ -67,10 +68,9 @@ class ConversationListApi(StrictQueryMixin, APIView):
     @extend_schema(
         operation_id="list_conversations",
         parameters=[
-            OpenApiParameter("scope", str, description="only this scope"),
-            OpenApiParameter("external_id", str, description="only this external id"),
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
+            OpenApiParameter("scope", {"type": "string", "minLength": 1}, description="only this scope"),
+            OpenApiParameter("external_id", {"type": "string", "minLength": 1}, description="only this external id"),
+            *PAGE_PARAMS,
         ],
         responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
     )
@@ -142,7 +142,7 @@ def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
         "rows": lambda self, conversation: rows(conversation=conversation), "__module__": __name__,
     })
     return extend_schema_view(get=extend_schema(
-        operation_id=operation_id,
+        operation_id=operation_id, parameters=pagination.schema_parameters(),
         responses={200: _page_of(serializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer}))(view)
 
 

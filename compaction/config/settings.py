@@ -275,6 +275,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # No badge from the online validator: the docs load nothing from elsewhere.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # Bounds the serializers cannot declare (compaction/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "compaction.api.schema.state_every_bound"],
 }
 
 # REST writes (re-run, grant, compact, review) per user; "N/second|minute|hour|day", empty = no limit.
