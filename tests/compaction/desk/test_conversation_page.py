@@ -25,7 +25,7 @@ def test_conversation_of_another_scope_is_404(as_user, world):
     assert as_user(world.staff).get(url).status_code == 200
 
 
-def test_succeeded_job_whose_source_changed_is_shown_stale(as_user, world):
+def test_succeeded_job_whose_source_changed_is_shown_source_changed(as_user, world):
     from tests.compaction.desk.conftest import ingest
     from tests.factories import conversation_document
 
@@ -34,7 +34,7 @@ def test_succeeded_job_whose_source_changed_is_shown_stale(as_user, world):
     ingest(doc)
     response = as_user(world.support).get(reverse("desk-conversation", args=[world.conversation.pk]))
     first = response.context["segments"][0]
-    assert first.job.pk == world.succeeded.pk and first.state == "stale" and first.source_valid is False
+    assert first.job.pk == world.succeeded.pk and first.state == "source_changed" and first.source_valid is False
 
 
 def test_operator_reruns_a_whole_conversation(as_user, world, django_capture_on_commit_callbacks):
