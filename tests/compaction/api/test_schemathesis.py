@@ -98,17 +98,24 @@ _CURSOR = re.compile(r"[A-Za-z0-9_-]+")
 def _whole_query(path, query):
     """A cursor is opaque: a value of the documented form is replaced by one
     this API issued for that list. An export streams every record, so
-    ``page_size`` belongs to the JSON pages only (said in the ``format``
-    description; a query parameter cannot depend on another in OpenAPI 3.0):
-    with both, the format is left out."""
+    ``page_size`` belongs to the JSON pages only, and ``bom`` to the CSV
+    export only (said in the descriptions; a query parameter cannot depend
+    on another in OpenAPI 3.0): the query is made to keep to that, without
+    dropping what makes a negative case negative."""
     if not isinstance(query, dict):
         return query
     keyset = _CURSOR_LISTS.get(path)
     cursor = query.get("cursor")
     if keyset is not None and isinstance(cursor, str) and _CURSOR.fullmatch(cursor):
         query = {**query, "cursor": keyset.cursor(["2026-01-01T00:00:00+00:00", 1])}
+    if "bom" in query and query.get("format", "json") in ("json", "jsonl"):
+        query = {**query, "format": "csv"}  # the byte order mark belongs to the CSV export
     if query.get("format") in ("csv", "jsonl") and "page_size" in query:
-        query = {k: v for k, v in query.items() if k != "format"}
+        size = str(query["page_size"])
+        if size.isdigit() and 1 <= int(size) <= 500:
+            query = {k: v for k, v in query.items() if k != "page_size"}
+        else:  # keep what makes the case negative
+            query = {k: v for k, v in query.items() if k not in ("format", "bom")}
     return query
 
 
