@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import Group, User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
@@ -42,6 +44,12 @@ def access_grant(*, username: str, role_names=(), scopes=(), password: str | Non
     if created and not password:
         user.set_unusable_password()
     if password:
+        # Django's password validators (settings.AUTH_PASSWORD_VALIDATORS), as
+        # createsuperuser and the admin apply them.
+        try:
+            validate_password(password, user=user)
+        except ValidationError as exc:
+            raise AccessRefused(f"--password: {' '.join(exc.messages)}") from None
         user.set_password(password)
     user.save()
     for name in role_names:

@@ -11,7 +11,8 @@ field holds. Its cursor is opaque to clients: base64url, without padding,
 of compact JSON ``{"k": <list>, "p": [<ordering values of one row>]}``, plus
 ``"r": 1`` for a cursor that reads backwards (a "previous" link). Whatever
 is not exactly that — not base64url of JSON, another list's cursor, a time
-without its zone, an id out of range, a number that is not finite — is
+without its zone, text with a NUL or a lone surrogate, an id out of range,
+a number that is not finite — is
 refused with ``InvalidCursor``, so a cursor we did not issue is never
 guessed at. The desk answers it with a 400 page, the REST API with
 ``400 invalid_cursor``.
@@ -23,6 +24,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -36,6 +38,9 @@ TIME = "time"  # an ISO 8601 time with its zone, read in UTC
 TEXT = "text"
 COUNT = "count"  # a whole number from 0
 ID = "id"  # a row id, 1..MAX_ID
+
+
+_UNPAIRED = re.compile("[\ud800-\udfff]")
 
 
 class InvalidCursor(ValueError):
@@ -106,7 +111,9 @@ def _read(kind: str, value):
             raise InvalidCursor("the cursor names no time")
         return moment
     if kind == TEXT:
-        if not isinstance(value, str):
+        # No stored text holds a NUL or a lone surrogate (PostgreSQL cannot
+        # store or compare either), so such a cursor names no row.
+        if not isinstance(value, str) or "\x00" in value or _UNPAIRED.search(value):
             raise InvalidCursor("the cursor names no text")
         return value
     if not isinstance(value, int) or isinstance(value, bool) or value < (1 if kind == ID else 0) \

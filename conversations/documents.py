@@ -29,6 +29,8 @@ MESSAGE_STATUSES = frozenset(MessageStatus.values)
 MAX_SCOPE = 100
 MAX_ID = 200
 MAX_TITLE = 500
+# What a tool call of an assistant message holds (SPEC §3); anything else is refused.
+TOOL_CALL_KEYS = frozenset({"id", "name", "arguments"})
 
 
 class DocumentInvalid(Exception):
@@ -117,8 +119,9 @@ def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document
         limit = settings.INGEST_MAX_DOCUMENT_BYTES
         if size_bytes > limit:
             raise DocumentInvalid({"document": [f"document is {size_bytes} bytes; the limit is {limit} bytes"]})
+    repeated: list = []
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_objects(repeated))
     except json.JSONDecodeError as exc:
         raise DocumentInvalid(
             {"document": [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]}
@@ -127,7 +130,52 @@ def parse_document_text(text: str, *, size_bytes: int | None = None) -> Document
         raise DocumentInvalid({"document": [f"malformed JSON: {str(exc)[:120]}"]}) from None
     except RecursionError:
         raise DocumentInvalid({"document": ["malformed JSON: nested too deeply"]}) from None
+    if repeated:
+        raise DocumentInvalid(_duplicate_keys(data))
     return validate_document(data, size_bytes=size_bytes)
+
+
+class _Repeated(dict):
+    """A JSON object that named a key more than once (``repeated``)."""
+
+    repeated: list[str]
+
+
+def _objects(met: list):
+    """The parse's object hook: every object of the document passes here.
+    A repeated key is refused, never "last one wins": a proxy or a log
+    reading the first one would disagree with what we store (a document's
+    ``scope`` above all). ``met`` gets an entry when one is found."""
+
+    def build(pairs: list) -> dict:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        repeated = _Repeated(obj)
+        seen: set = set()
+        repeated.repeated = list(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+        met.append(True)
+        return repeated
+
+    return build
+
+
+def _duplicate_keys(value, path: str = "") -> dict[str, list[str]]:
+    """Every repeated key of the document, under its field path (walked only
+    when the parse met one; an object's repeated key is reported at the key's
+    own path, ``messages[3].role``)."""
+    found: dict[str, list[str]] = {}
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            for key in getattr(item, "repeated", ()):
+                found.setdefault(f"{where}.{key}" if where else key, []).append(
+                    f"the key {key!r} is given more than once")
+            stack.extend((v, f"{where}.{k}" if where else k) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+    return dict(sorted(found.items()))
 
 
 def _refuse_constant(name: str):
@@ -136,7 +184,7 @@ def _refuse_constant(name: str):
 
 
 def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
-          allow_blank: bool = False, max_bytes: int | None = None) -> str | None:
+          allow_blank: bool = False, max_bytes: int | None = None, what: str = "content") -> str | None:
     if value is None:
         if required:
             errors.add(path, "this field is required")
@@ -159,7 +207,7 @@ def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required:
         errors.add(path, f"is {len(value)} characters; at most {max_chars} allowed")
         return None
     if max_bytes is not None and size > max_bytes:
-        errors.add(path, f"content is {size} bytes; the limit is {max_bytes} bytes")
+        errors.add(path, f"{what} is {size} bytes; the limit is {max_bytes} bytes")
         return None
     return value
 
@@ -226,8 +274,13 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
     elif metadata is not None:
         try:
             _check_json_text(errors, "metadata", metadata)
-        except RecursionError:
+            size = len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        except (RecursionError, ValueError):
             errors.add("metadata", "is nested too deeply")
+        else:
+            limit = settings.INGEST_MAX_METADATA_BYTES
+            if size > limit:
+                errors.add("metadata", f"metadata is {size} bytes as JSON; the limit is {limit} bytes")
 
     runs_raw = data.get("runs", [])
     if not isinstance(runs_raw, list):
@@ -269,6 +322,7 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
             runs.append(RunDoc(id=run_id, status=status, created_at=created_at))
 
     content_limit = settings.INGEST_MAX_CONTENT_BYTES
+    arguments_limit = settings.INGEST_MAX_TOOL_ARGUMENTS_BYTES
     messages: list[MessageDoc] = []
     message_ids: set[str] = set()
     allowed_message_keys = {"id", "run_id", "role", "content", "status", "created_at", "tool_calls", "tool_call_id"}
@@ -313,12 +367,20 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
                     if not isinstance(call, dict):
                         errors.add(cpath, f"must be an object, got {type(call).__name__}")
                         continue
+                    for key in call:
+                        if key not in TOOL_CALL_KEYS:
+                            errors.add(f"{cpath}.{key}", "unknown field")
                     cid = _text(errors, (cpath, ".id"), call.get("id"), required=True, max_chars=MAX_ID)
                     name = _text(errors, (cpath, ".name"), call.get("name"), required=True, max_chars=MAX_ID)
                     args = call.get("arguments", "")
                     if isinstance(args, (dict, list)):
-                        args = json.dumps(args, ensure_ascii=False, sort_keys=True)
-                    args = _text(errors, (cpath, ".arguments"), args, required=False, allow_blank=True)
+                        try:
+                            args = json.dumps(args, ensure_ascii=False, sort_keys=True)
+                        except (RecursionError, ValueError):
+                            errors.add(f"{cpath}.arguments", "is nested too deeply")
+                            continue
+                    args = _text(errors, (cpath, ".arguments"), args, required=False, allow_blank=True,
+                                 max_bytes=arguments_limit, what="arguments")
                     if cid is not None and name is not None:
                         calls.append(ToolCallDoc(id=cid, name=name, arguments=args or ""))
                 tool_calls = tuple(calls) if calls else None

@@ -15,3 +15,7 @@ from compaction.config.settings import *  # noqa: E402,F401,F403
 
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# The test client's address may scrape /metrics (tests/compaction/test_metrics_access.py
+# checks the guard itself), and every scrape reads the database afresh.
+COMPACTION_METRICS_ALLOW = ["127.0.0.1"]
+COMPACTION_METRICS_CACHE_SECONDS = 0

@@ -24,7 +24,8 @@ from ..models import DriftCode, DriftKind, JobState
 from .filters import ConversationFilter
 from .ingest import SegmentSerializer
 from .permissions import CanOperate, CanRead
-from .plumbing import (ERRORS_READ, ERRORS_WRITE, ApiError, CheckedPagePagination, ErrorSerializer, KeysetPagination, ReasonSerializer,
+from .plumbing import (ERRORS_READ, ERRORS_WRITE, PAGE_PARAMS, ApiError, CheckedPagePagination, ErrorSerializer,
+                       KeysetPagination, ReasonSerializer,
                        StrictFilterBackend, StrictQueryMixin, act, conversation_or_404, reason_from)
 from .throttles import WriteRateThrottle
 
@@ -68,10 +69,9 @@ class ConversationListApi(StrictQueryMixin, APIView):
     @extend_schema(
         operation_id="list_conversations",
         parameters=[
-            OpenApiParameter("scope", str, description="only this scope"),
-            OpenApiParameter("external_id", str, description="only this external id"),
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
+            OpenApiParameter("scope", {"type": "string", "minLength": 1}, description="only this scope"),
+            OpenApiParameter("external_id", {"type": "string", "minLength": 1}, description="only this external id"),
+            *PAGE_PARAMS,
         ],
         responses={200: _page_of(ConversationSerializer, counted=False), 400: ErrorSerializer, 401: ErrorSerializer},
     )
@@ -143,7 +143,7 @@ def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
         "rows": lambda self, conversation: rows(conversation=conversation), "__module__": __name__,
     })
     return extend_schema_view(get=extend_schema(
-        operation_id=operation_id,
+        operation_id=operation_id, parameters=pagination.schema_parameters(),
         responses={200: _page_of(serializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer}))(view)
 
 

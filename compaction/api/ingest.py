@@ -46,47 +46,80 @@ class SegmentSerializer(serializers.Serializer):
 
 def _document_schema() -> dict:
     """The ingest document (SPEC §3) as JSON Schema, for the OpenAPI schema
-    only: the view validates the raw bytes itself (``documents``), including
-    rules a schema cannot say (unique ids, run references, no NUL)."""
+    only: the view validates the raw bytes itself (``documents``). Every
+    rule of one field is here (no NUL, not blank, lengths, which roles may
+    carry what); what spans fields is said in the descriptions: ids unique
+    in the document, a ``run_id`` naming a run of the document or one
+    already stored, a key never given twice, byte limits (a byte limit is
+    stated as the same number of characters, the most it can allow)."""
     from conversations.documents import MAX_ID, MAX_SCOPE, MAX_TITLE, MESSAGE_ROLES, MESSAGE_STATUSES, RUN_STATUSES
 
+    from .schema import NO_NUL, NOT_BLANK
+
     def text(max_length, **extra):
-        return {"type": "string", "minLength": 1, "maxLength": max_length, **extra}
+        return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": NOT_BLANK, **extra}
 
     timestamp = {"type": "string", "format": "date-time"}
     optional = {"nullable": True}  # null is read as "not given"
+    content_limit = settings.INGEST_MAX_CONTENT_BYTES
+    arguments_limit = settings.INGEST_MAX_TOOL_ARGUMENTS_BYTES
+    metadata_limit = settings.INGEST_MAX_METADATA_BYTES
+    no_calls = {"nullable": True, "type": "array", "maxItems": 0}
+    message = {
+        "type": "object", "additionalProperties": False, "required": ["id", "role", "created_at"],
+        "properties": {
+            "id": text(MAX_ID, description="unique among the document's messages"),
+            "run_id": text(MAX_ID, **optional, description="a run of this document or one already stored"),
+            "role": {"type": "string", "enum": sorted(MESSAGE_ROLES)},
+            "content": {"type": "string", "maxLength": content_limit, "pattern": NO_NUL,
+                        "description": f"at most {content_limit} bytes of UTF-8 (INGEST_MAX_CONTENT_BYTES)"},
+            "status": {"type": "string", "enum": sorted(MESSAGE_STATUSES)},
+            "created_at": timestamp,
+            "tool_calls": {**optional, "type": "array", "description": "assistant messages only", "items": {
+                "type": "object", "additionalProperties": False, "required": ["id", "name"],
+                "properties": {
+                    "id": text(MAX_ID), "name": text(MAX_ID),
+                    "arguments": {
+                        "description": f"JSON text, or an object or array (stored as its JSON text); at most "
+                                       f"{arguments_limit} bytes of UTF-8 (INGEST_MAX_TOOL_ARGUMENTS_BYTES)",
+                        "nullable": True,
+                        "oneOf": [{"type": "string", "maxLength": arguments_limit, "pattern": NO_NUL},
+                                  {"type": "object"}, {"type": "array"}],
+                    },
+                },
+            }},
+            "tool_call_id": text(MAX_ID, **optional, description="required (not null) on a tool message"),
+        },
+    }
     return {
         "type": "object",
-        "description": "a conversation document (SPEC §3); validated whole, written in one transaction",
+        "description": "a conversation document (SPEC §3); validated whole, written in one transaction; "
+                       "a key given twice in any object is refused",
         "additionalProperties": False,
         "required": ["scope", "id"],
         "properties": {
             "scope": text(MAX_SCOPE),
             "id": text(MAX_ID),
-            "title": {"type": "string", "maxLength": MAX_TITLE, **optional},
-            "metadata": {"type": "object", **optional},
+            "title": {"type": "string", "maxLength": MAX_TITLE, "pattern": NO_NUL, **optional},
+            "metadata": {"type": "object", **optional,
+                         "description": f"any JSON object without NUL in its texts; at most {metadata_limit} "
+                                        "bytes as compact JSON (INGEST_MAX_METADATA_BYTES)"},
             "runs": {"type": "array", "items": {
                 "type": "object", "additionalProperties": False, "required": ["id", "status"],
-                "properties": {"id": text(MAX_ID), "status": {"type": "string", "enum": sorted(RUN_STATUSES)},
+                "properties": {"id": text(MAX_ID, description="unique among the document's runs"),
+                               "status": {"type": "string", "enum": sorted(RUN_STATUSES)},
                                "created_at": {**timestamp, **optional}},
             }},
-            "messages": {"type": "array", "items": {
-                "type": "object", "additionalProperties": False, "required": ["id", "role", "created_at"],
-                "properties": {
-                    "id": text(MAX_ID),
-                    "run_id": text(MAX_ID, **optional),
-                    "role": {"type": "string", "enum": sorted(MESSAGE_ROLES)},
-                    "content": {"type": "string"},
-                    "status": {"type": "string", "enum": sorted(MESSAGE_STATUSES)},
-                    "created_at": timestamp,
-                    "tool_calls": {**optional, "type": "array", "items": {
-                        "type": "object", "required": ["id", "name"],
-                        "properties": {"id": text(MAX_ID), "name": text(MAX_ID),
-                                       "arguments": {"description": "JSON text, or an object or array"}},
-                    }},
-                    "tool_call_id": text(MAX_ID, **optional),
-                },
-            }},
+            # Which role may carry what: a tool message answers a call
+            # (tool_call_id required), only an assistant message makes calls.
+            "messages": {"type": "array", "items": {"allOf": [message, {"oneOf": [
+                {"properties": {"role": {"enum": ["assistant"]}}},
+                {"properties": {"role": {"enum": sorted(MESSAGE_ROLES - {"assistant", "tool"})},
+                                "tool_calls": no_calls}},
+                {"properties": {"role": {"enum": ["tool"]}, "tool_calls": no_calls,
+                                "tool_call_id": text(MAX_ID)},
+                 "required": ["tool_call_id"]},
+            ]}]}},
         },
     }
 

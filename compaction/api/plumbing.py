@@ -120,6 +120,31 @@ def api_not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+def api_bad_request(request, exception=None):
+    """400 Django itself answers (a suspicious request, e.g. a body over the
+    upload limit or a bad Host): JSON under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "bad_request", "message": "the request was refused as malformed"}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def api_permission_denied(request, exception=None):
+    """403 Django itself answers outside DRF: JSON under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "permission_denied", "message": "permission denied"}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def api_server_error(request):
+    """500: under /api/ in the API's error shape too, so a client can always
+    read ``code``; the usual page elsewhere. Says nothing of the cause (it is
+    in the server's log)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "server_error", "message": "the server failed to answer; try again"},
+                            status=500)
+    return defaults.server_error(request)
+
+
 # --- strict queries ----------------------------------------------------------------
 
 class StrictFormatNegotiation(DefaultContentNegotiation):
@@ -281,7 +306,22 @@ class CheckedPagePagination(PageNumberPagination):
             if not (value.isascii() and value.isdigit() and int(value) >= 1):
                 message = f"{name} must be a whole number from 1"
                 raise ApiError(code="invalid_filter", message=f"{name}: {message}", errors={name: [message]})
+            if name == self.page_size_query_param and int(value) > self.max_page_size:
+                # Refused like every out-of-range value, not quietly cut to the maximum (DRF's way).
+                message = f"page_size must be a whole number from 1 to {self.max_page_size}"
+                raise ApiError(code="invalid_filter", message=f"page_size: {message}", errors={name: [message]})
         return super().paginate_queryset(queryset, request, view)
+
+    @classmethod
+    def schema_parameters(cls) -> list:
+        """``page`` and ``page_size`` with the bounds the pagination enforces."""
+        return [
+            OpenApiParameter(cls.page_query_param, {"type": "string", "pattern": "^(0*[1-9][0-9]*|last)$"},
+                             description="a page number from 1, or `last` (a page past the last is a 404)"),
+            OpenApiParameter(cls.page_size_query_param,
+                             {"type": "integer", "minimum": 1, "maximum": cls.max_page_size},
+                             description=f"1 to {cls.max_page_size} (default {cls.page_size})"),
+        ]
 
 
 # --- lookups and action refusals ---------------------------------------------------
@@ -387,9 +427,13 @@ ERRORS_WRITE = {
     415: OpenApiResponse(ErrorSerializer, description="unsupported body media type"),
     429: OpenApiResponse(ErrorSerializer, description="write rate exceeded; see Retry-After"),
 }
+# A cursor is opaque: base64url without padding, as this API issued it in a
+# previous page's `next_cursor` (or `next` / `previous` link); any other is
+# `400 invalid_cursor`.
+CURSOR_SCHEMA = {"type": "string", "minLength": 1, "pattern": "^[A-Za-z0-9_-]+$"}
 PAGE_PARAMS = [
-    OpenApiParameter("cursor", {"type": "string", "minLength": 1},
-                     description="the `next_cursor` of the previous page"),
+    OpenApiParameter("cursor", CURSOR_SCHEMA,
+                     description="the `next_cursor` of the previous page (base64url; only cursors this API issued)"),
     OpenApiParameter("page_size", {"type": "integer", "minimum": 1, "maximum": 500},
                      description="1 to 500 (default 50)"),
 ]

@@ -102,9 +102,10 @@ class ConversationProjectionApi(StrictQueryMixin, APIView):
     @extend_schema(
         operation_id="get_projection",
         parameters=[
-            OpenApiParameter("budget_bytes", int, required=True,
-                             description=f"UTF-8 byte budget, 1..{max_budget_bytes()}"),
-            OpenApiParameter("budget_tokens", int, description=f"optional cl100k token budget, 1..{max_budget_tokens()}"),
+            OpenApiParameter("budget_bytes", {"type": "integer", "minimum": 1, "maximum": max_budget_bytes()},
+                             required=True, description=f"UTF-8 byte budget, 1..{max_budget_bytes()}"),
+            OpenApiParameter("budget_tokens", {"type": "integer", "minimum": 1, "maximum": max_budget_tokens()},
+                             description=f"optional cl100k token budget, 1..{max_budget_tokens()}"),
             OpenApiParameter("format", str, enum=list(FORMATS), description="blocks (default) or openai"),
             OpenApiParameter(
                 "prefer", str, enum=list(PREFERENCES),

@@ -37,16 +37,17 @@ class ReviewInputSerializer(serializers.Serializer):
     note = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
                            help_text="why this verdict, shown beside the summary; this or `reason` is required")
     reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
-                             help_text="the same as `note` (the name the other actions use)")
+                             help_text="the same as `note` (the name the other actions use); give one of them")
     cited_findings = serializers.ListField(
         child=StrictIntegerField(min_value=1, max_value=MAX_ID), required=False, max_length=1000,
         help_text="ids of drift findings of the judged hand-off note (SPEC §8) the verdict cites")
 
     def validate(self, data):
-        note, reason = data.get("note", "").strip(), data.get("reason", "").strip()
-        if note and reason and note != reason:
+        # One of the two names, never both: the schema can say that (oneOf),
+        # not "both, when they agree".
+        if "note" in data and "reason" in data:
             raise serializers.ValidationError({"reason": ["give the note once: as `note` or as `reason`"]})
-        data["note"] = note or reason
+        data["note"] = data.get("note", data.get("reason", "")).strip()
         return data
 
 

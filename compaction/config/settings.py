@@ -6,6 +6,7 @@ filesystem transport under ``var/broker``) that needs no server.
 """
 
 from pathlib import Path
+import ipaddress
 import os
 
 import dj_database_url
@@ -77,6 +78,9 @@ INSTALLED_APPS = [
     "django_filters",
     "django_htmx",
     "template_partials",
+    "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "conversations",
     "compaction",
 ]
@@ -91,6 +95,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "compaction.config.urls"
@@ -116,7 +123,9 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Kept connections are checked before a request reuses them, so a
+    # database restart costs no request a 500 (issue 12).
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
         "default": {
@@ -134,8 +143,12 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 
+# Django's four validators (createsuperuser, grant_access --password, the admin).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -157,6 +170,85 @@ WHITENOISE_AUTOREFRESH = DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG and bool(CSRF_TRUSTED_ORIGINS))
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- Production: HTTPS behind a proxy (README: Deploying) -----------------
+# Each is off unless set: a laptop serves plain HTTP on 127.0.0.1.
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# /metrics may be scraped over plain HTTP inside the network (it has its own guard).
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
+
+
+def _proxy_ssl_header(value: str):
+    """``HTTP_X_FORWARDED_PROTO,https``: the header (as Django names it in
+    META) and the value the proxy sets on HTTPS requests."""
+    if not value:
+        return None
+    header, sep, proto = (part.strip() for part in value.partition(","))
+    if not sep or not header.startswith("HTTP_") or not proto:
+        raise ImproperlyConfigured(
+            f"DJANGO_SECURE_PROXY_SSL_HEADER must look like 'HTTP_X_FORWARDED_PROTO,https', got {value!r}")
+    return (header, proto)
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER", ""))
+# How many proxies in front append to X-Forwarded-For; 0 = use REMOTE_ADDR.
+# The address sign-in throttling counts by (compaction/signin.py).
+DJANGO_FORWARDED_FOR_PROXIES = env_int("DJANGO_FORWARDED_FOR_PROXIES", 0)
+
+# Content-Security-Policy (django-csp): scripts and styles only from our own
+# static files; no inline script anywhere (htmx is told not to evaluate any,
+# templates/base.html). Style attributes stay allowed: the desk sizes its
+# state bars with them. The API docs widen style-src for their own pages only
+# (compaction/api/docs.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# --- Sign-in throttling (django-axes; README: Sign-in lockout) ------------
+# A sign-in is refused (429) after AXES_FAILURE_LIMIT wrong passwords for one
+# account, or from one address, until AXES_COOLOFF_TIME hours have passed or
+# an operator lifts it (`manage.py axes_reset_username NAME`, `axes_reset_ip
+# ADDRESS`, `axes_reset`). Failures are counted in the database: every web
+# process sees the same count.
+AUTHENTICATION_BACKENDS = [
+    "compaction.signin.SignInLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("COMPACTION_SIGNIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_float("COMPACTION_SIGNIN_COOLOFF_HOURS", 1.0) or None
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "compaction.signin.client_address"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# --- Cache: shared by every process (the REST write throttle) -------------
+# Redis when configured, else a table in the application's database
+# (created by `migrate`, compaction/apps.py), never one process's memory.
+CACHE_URL = os.environ.get("CACHE_URL", "") or os.environ.get("REDIS_URL", "")
+if CACHE_URL:
+    if not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {CACHE_URL!r}")
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                          "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "compaction")}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                          "LOCATION": "compaction_cache"}}
 
 # --- REST -----------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -183,6 +275,15 @@ SPECTACULAR_SETTINGS = {
         "DriftCodeEnum": "compaction.models.drift.DriftCode",
         "BindingKindEnum": [("segment", "segment"), ("handoff", "handoff")],
     },
+    # Swagger UI and ReDoc from our own static files (drf-spectacular-sidecar), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No badge from the online validator: the docs load nothing from elsewhere.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # Bounds the serializers cannot declare (compaction/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "compaction.api.schema.state_every_bound"],
 }
 
 # REST writes (re-run, grant, compact, review) per user; "N/second|minute|hour|day", empty = no limit.
@@ -197,6 +298,10 @@ COMPACTION_AUDIT_EXPORT_IN_SQL = env_bool("COMPACTION_AUDIT_EXPORT_IN_SQL", True
 INGEST_MAX_CONTENT_BYTES = env_int("INGEST_MAX_CONTENT_BYTES", 1024 * 1024)
 INGEST_MAX_DOCUMENT_BYTES = env_int("INGEST_MAX_DOCUMENT_BYTES", 32 * 1024 * 1024)
 INGEST_MAX_MESSAGES = env_int("INGEST_MAX_MESSAGES", 100_000)
+# One tool call's ``arguments`` (UTF-8 bytes of its JSON text) and one
+# ``metadata`` object (of the document, a run or a message, as compact JSON).
+INGEST_MAX_TOOL_ARGUMENTS_BYTES = env_int("INGEST_MAX_TOOL_ARGUMENTS_BYTES", 64 * 1024)
+INGEST_MAX_METADATA_BYTES = env_int("INGEST_MAX_METADATA_BYTES", 64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES + 1024
 
 # --- Compaction (SPEC §5) -------------------------------------------------
@@ -247,8 +352,27 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"},
+                # django-axes logs every sign-in at INFO; lockouts are WARNING.
+                "axes": {"level": "WARNING"}},
 }
+
+# --- /metrics (README: Observability) -------------------------------------
+# A scrape must send ``Authorization: Bearer <token>`` or come from an
+# address in the allow-list (comma-separated addresses or networks, the
+# loopback by default with DEBUG, else none); anyone else gets 403.
+COMPACTION_METRICS_TOKEN = os.environ.get("COMPACTION_METRICS_TOKEN", "")
+COMPACTION_METRICS_ALLOW = [
+    a.strip() for a in os.environ.get("COMPACTION_METRICS_ALLOW", "127.0.0.1,::1" if DEBUG else "").split(",")
+    if a.strip()
+]
+for _network in COMPACTION_METRICS_ALLOW:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"COMPACTION_METRICS_ALLOW: {_network!r} is no address or network") from exc
+# The database gauges (jobs by state) are read at most once per this many seconds.
+COMPACTION_METRICS_CACHE_SECONDS = env_float("COMPACTION_METRICS_CACHE_SECONDS", 15.0)
 
 # --- Projection (SPEC §6) ---------------------------------------------------
 # Budgets above these are refused as absurd (400), not silently clamped.

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
+
+from compaction.api.docs import RedocDocs, SwaggerDocs
 
 from compaction.metrics import metrics_view
 
@@ -10,9 +12,14 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("compaction.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SwaggerDocs.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", RedocDocs.as_view(url_name="api-schema"), name="api-redoc"),
     path("", include("compaction.desk.urls")),
 ]
 
-# JSON 404s under /api/ (unmatched URLs), the usual page elsewhere.
+# Every error Django answers itself is JSON under /api/ (the API's error
+# shape), the usual page elsewhere.
+handler400 = "compaction.api.plumbing.api_bad_request"
+handler403 = "compaction.api.plumbing.api_permission_denied"
 handler404 = "compaction.api.plumbing.api_not_found"
+handler500 = "compaction.api.plumbing.api_server_error"

@@ -19,3 +19,11 @@ def test_grant_access_creates_user_role_scopes_and_a_scoped_token():
 def test_grant_access_refuses_a_token_scope_the_user_lacks():
     _, _, failed = run("grant_access", "bot", "--scope", "a", "--token", "--token-scope", "z")
     assert failed is not None and "not granted" in str(failed)
+
+
+def test_a_weak_password_is_refused_by_djangos_validators_and_nothing_is_written(db):
+    from django.contrib.auth.models import User
+
+    out, err, failure = run("grant_access", "newbie", "--role", "support", "--password", "12345678")
+    assert failure is not None and "--password:" in str(failure) and "too common" in str(failure)
+    assert not User.objects.filter(username="newbie").exists()

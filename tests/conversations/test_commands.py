@@ -35,6 +35,20 @@ def test_import_reports_each_line_and_imports_good_lines_in_their_own_transactio
     assert sorted(Conversation.objects.values_list("external_id", flat=True)) == ["good-1", "good-2"]
 
 
+def test_import_refuses_repeated_and_unknown_nested_keys_as_the_api_does(tmp_path):
+    doubled = json.dumps(conversation_document(2, external_id="doubled")).replace(
+        '"id": "doubled"', '"id": "doubled", "id": "other"')
+    nested = conversation_document(2, external_id="nested")
+    nested["messages"][1]["tool_calls"] = [{"id": "c1", "name": "lookup", "arguments": "{}", "type": "function"}]
+    path = tmp_path / "strict.jsonl"
+    path.write_text(doubled + "\n" + json.dumps(nested) + "\n")
+    out, err, failed = run("import_conversations", str(path))
+    assert "line 1: refused: id: the key 'id' is given more than once" in err
+    assert "line 2: refused: messages[1].tool_calls[0].type: unknown field" in err
+    assert "0 imported, 0 unchanged, 2 refused" in out and failed is not None
+    assert not Conversation.objects.exists()
+
+
 def test_importing_the_same_file_twice_is_a_no_op(tmp_path):
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(conversation_document(5)) + "\n")

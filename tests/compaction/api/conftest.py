@@ -19,12 +19,20 @@ from tests.factories import conversation_document, make_user, token_for
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttle_counts(settings):
-    # Throttle counters live in the cache; every test starts from zero.
+def _fresh_throttle_counts(settings, request):
+    # Throttle counters live in the shared cache (the database's cache table
+    # unless CACHE_URL names a Redis); every test starts from zero. A test
+    # that reaches the database only through a fixture gets it first.
     settings.COMPACTION_API_WRITE_RATE = "1000/minute"
-    cache.clear()
+    uses_db = request.node.get_closest_marker("django_db") is not None
+    if not uses_db and {"db", "transactional_db"} & set(request.fixturenames):
+        request.getfixturevalue("transactional_db" if "transactional_db" in request.fixturenames else "db")
+        uses_db = True
+    if uses_db:
+        cache.clear()
     yield
-    cache.clear()
+    if uses_db:
+        cache.clear()
 
 
 def client_for(user=None, *, token: str | None = None) -> APIClient:

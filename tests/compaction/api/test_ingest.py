@@ -1,6 +1,8 @@
 """``POST /api/v1/ingest/`` (SPEC §3): token auth, scopes, field-level 400s."""
 
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -61,3 +63,29 @@ def test_ingest_into_a_scope_not_granted_is_403_and_writes_nothing(api):
     response = post_doc(api, conversation_document(2, scope="someone-else"))
     assert response.status_code == 403 and response.json()["code"] == "scope_forbidden"
     assert Conversation.objects.count() == 0
+
+
+def test_a_repeated_key_is_refused_with_its_path_and_nothing_is_written(api):
+    text = json.dumps(conversation_document(3)).replace('"scope": "default"', '"scope": "default", "scope": "other"')
+    response = post_doc(api, None, raw=text.encode())
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "invalid_document"
+    assert body["errors"] == {"scope": ["the key 'scope' is given more than once"]}
+    assert Conversation.objects.count() == 0
+
+
+def test_an_unknown_key_in_a_tool_call_and_over_long_arguments_are_field_errors(api, settings):
+    settings.INGEST_MAX_TOOL_ARGUMENTS_BYTES = 1000
+    doc = conversation_document(2)
+    doc["messages"].insert(1, {"id": "m-call", "run_id": doc["runs"][0]["id"], "role": "assistant", "content": "",
+                               "created_at": doc["messages"][0]["created_at"],
+                               "tool_calls": [{"id": "c1", "name": "lookup", "arguments": "x" * 1001,
+                                               "type": "function"}]})
+    response = post_doc(api, doc)
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "messages[1].tool_calls[0].type": ["unknown field"],
+        "messages[1].tool_calls[0].arguments": ["arguments is 1001 bytes; the limit is 1000 bytes"],
+    }
+    assert Message.objects.count() == 0

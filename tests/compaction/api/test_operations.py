@@ -180,7 +180,10 @@ def test_others_may_not_review(clients, history, role, status):
     "body, code, field",
     [
         ({"verdict": "approved", "note": ""}, "reason_required", "note"),
-        ({"verdict": "approved", "note": "  ", "reason": ""}, "reason_required", "reason"),
+        ({"verdict": "approved", "reason": "  "}, "reason_required", "reason"),
+        # The note once, as `note` or as `reason` (the schema's oneOf), even when both agree (issue 12).
+        ({"verdict": "approved", "note": "  ", "reason": ""}, "invalid", "reason"),
+        ({"verdict": "approved", "note": "same", "reason": "same"}, "invalid", "reason"),
         ({"verdict": "approved"}, "reason_required", "note"),
         ({"verdict": "approved", "note": "a", "reason": "b"}, "invalid", "reason"),
         ({"verdict": "great", "note": "x"}, "invalid", "verdict"),
