@@ -26,7 +26,8 @@ from .bindings.segments import SEGMENTS, segment_job_bind
 from .engine.attempts import limit_after_grant
 from .engine.dispatch import jobs_enqueue_after_commit
 from .handoff.trigger import RollingThresholds, ThresholdError
-from .models import AuditEvent, CompactionJob, HandoffCheck, JobState, Policy, PromptVersion, Review, ScopePolicy, Verdict
+from .models import (AuditEvent, CompactionJob, HandoffCheck, JobState, Policy, PromptVersion, Review, ReviewClaim,
+                     ScopePolicy, SummaryGeneration, Verdict)
 from .models.handoff import TRIGGER_OPERATOR
 
 
@@ -261,20 +262,36 @@ def _bind_range_again(job: CompactionJob, *, prompt_version: PromptVersion, mode
 NOTE = "a note (the reason for the verdict)"
 
 
+def note_checked(note) -> str:
+    """The one rule for a verdict's note, for the desk, the API and
+    ``do_review_record``: a reason (``reason_checked``: required, trimmed,
+    at most ``REASON_MAX_CHARS`` characters)."""
+    return reason_checked(note, what=NOTE)
+
+
 def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str) -> Review:
-    """A verdict on a job's summary, with its note (required, as every
-    reason); the newest one is current."""
+    """A verdict on a job's summary — bound to that generation, the summary
+    it judged (SPEC §11) — with its note (required, ``note_checked``). The
+    newest verdict that stands (``models.reviews``) is the summary's
+    current one. Refused: ``no_summary`` when the job has no generation
+    (nothing to judge), ``superseded`` when another job's summary counts for
+    the range now (a verdict there would not stand)."""
     if verdict not in Verdict.values:
         raise ActionRefused("invalid_verdict", f"verdict must be one of {Verdict.values}")
-    note = reason_checked(note, what=NOTE)
+    note = note_checked(note)
     with transaction.atomic():
-        generation = getattr(job, "generation", None) if job.state == JobState.SUCCEEDED else None
-        previous = Review.objects.filter(job=job).newest_first().first()
+        job = CompactionJob.objects.select_for_update().select_related("conversation").get(pk=job.pk)
+        generation = SummaryGeneration.objects.filter(job_id=job.pk).first()
+        if generation is None:
+            raise ActionRefused("no_summary", f"job {job.pk} has no summary to judge (it is {job.state})")
+        _refuse_if_superseded(job)
+        previous = Review.objects.standing().filter(generation=generation).newest_first().first()
         review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict, note=note)
+        ReviewClaim.objects.filter(generation=generation, reviewer=reviewer).delete()
         activity_log(actor=reviewer, action=AuditAction.REVIEW_RECORD, target_type="job", target_id=job.pk,
                      reason=note, scope=job.scope, conversation=job.conversation, job=job,
                      before={"verdict": previous.verdict, "note": previous.note} if previous else None,
-                     after={"verdict": verdict, "note": note})
+                     after={"verdict": verdict, "note": note, "generation": generation.pk})
     return review
 
 

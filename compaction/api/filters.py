@@ -104,7 +104,8 @@ class AuditFilter(df.FilterSet):
     )
     verdict = df.MultipleChoiceFilter(
         choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict",
-        help_text="the newest review verdict (`none`: never reviewed); repeat for several",
+        help_text="the verdict that stands on the job's summary (`none`: unreviewed — never reviewed, replaced "
+                  "by a newer generation, or its source changed after the verdict); repeat for several",
     )
     created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte", help_text="created at or after")
     created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt", help_text="created before")
@@ -123,7 +124,7 @@ class AuditFilter(df.FilterSet):
     def filter_verdict(self, queryset, name, value):
         if not value:
             return queryset
-        latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
+        latest = Review.objects.standing_of_job(OuterRef("pk")).values("verdict")[:1]
         queryset = queryset.annotate(latest_verdict=Subquery(latest))
         wanted = [v for v in value if v != NO_VERDICT]
         condition = None

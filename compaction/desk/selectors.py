@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
@@ -26,8 +26,11 @@ from conversations.selectors import conversations_visible, in_scopes_of, user_sc
 from ..activity import activity_events
 from ..digest import digest_input, source_digest
 from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
-from ..models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, ReviewClaim,
+                      SummaryGeneration, verdict_stands)
+from ..models.jobs import superseded_condition
 from .presenters import STATE_ORDER, diff_rows
+from .segment import answer_pieces, kept_by_message, source_anchor, summary_pieces, word_diff
 
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 # The queue's other kind of trouble: a succeeded summary whose source changed
@@ -63,8 +66,12 @@ def _day_start_utc(day):
     return datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)
 
 
-def _latest_review_with_verdict(verdict: str):
-    return Review.objects.newest_per_job().filter(job__conversation=OuterRef("pk"), verdict=verdict)
+def _jobs_with_standing_verdict(verdict: str):
+    """A conversation's jobs whose summary's standing verdict (the newest
+    review that still stands, ``models.reviews``) is ``verdict``."""
+    newest = Review.objects.standing_of_job(OuterRef("pk")).values("verdict")[:1]
+    return (CompactionJob.objects.filter(conversation=OuterRef("pk"))
+            .annotate(standing_verdict=Subquery(newest)).filter(standing_verdict=verdict))
 
 
 def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
@@ -80,7 +87,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
     if has:
         qs = qs.filter(Exists(CompactionJob.objects.filter(conversation=OuterRef("pk"), state=has)))
     if verdict:
-        qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
+        qs = qs.filter(Exists(_jobs_with_standing_verdict(verdict)))
     if updated_since:
         qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
     page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
@@ -150,7 +157,8 @@ class SegmentView:
     job: CompactionJob | None = None
     jobs: list = field(default_factory=list)
     source_valid: bool | None = None
-    review: Review | None = None
+    review: Review | None = None  # the verdict that stands on the job's summary
+    review_lapsed: bool = False  # reviewed once, but no verdict stands now
 
 
 def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[CompactionJob | None, str, bool | None]:
@@ -182,7 +190,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         .only(*JOB_ROW_FIELDS)
         .order_by("from_pair", "id")
     )
-    reviews = latest_reviews(job_ids=[j.pk for j in jobs])
+    reviews = reviews_by_job(job_ids=[j.pk for j in jobs])
     by_range: dict[int, list[CompactionJob]] = {}
     for job in jobs:
         by_range.setdefault(job.from_pair, []).append(job)
@@ -192,12 +200,12 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         range_jobs = by_range.pop(seg.from_pair, [])
         job, state, valid = _pick_current_job(range_jobs, seg.digest)
         views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job, jobs=range_jobs,
-                                 source_valid=valid, review=reviews.get(job.pk) if job else None))
+                                 source_valid=valid, **_standing(job, range_jobs, reviews)))
     # Ranges that once had jobs but are no longer planned (history rewritten).
     for from_pair, old_jobs in sorted(by_range.items()):
         job, _, _ = _pick_current_job(old_jobs, None)
         views.append(SegmentView(from_pair, old_jobs[0].to_pair, None, "unplanned", job, jobs=old_jobs,
-                                 source_valid=False, review=reviews.get(job.pk) if job else None))
+                                 source_valid=False, **_standing(job, old_jobs, reviews)))
     views.sort(key=lambda v: v.from_pair)
 
     planned_to = max((s.to_pair for s in segments), default=-1)
@@ -223,13 +231,35 @@ def conversation_detail(*, conversation: Conversation) -> dict:
     }
 
 
-def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
+def reviews_by_job(*, job_ids: list[int]) -> dict[int, list[Review]]:
+    """Each job's reviews, newest first: one query."""
+    out: dict[int, list[Review]] = {}
     if not job_ids:
-        return {}
-    latest: dict[int, Review] = {}
+        return out
     for review in Review.objects.filter(job_id__in=job_ids).select_related("reviewer").newest_first():
-        latest.setdefault(review.job_id, review)
-    return latest
+        out.setdefault(review.job_id, []).append(review)
+    return out
+
+
+def standing_review(job: CompactionJob, reviews: list[Review], *, superseded: bool) -> Review | None:
+    """The newest of ``reviews`` (one job's, newest first) whose verdict
+    stands (``models.reviews.verdict_stands``)."""
+    for review in reviews:
+        if verdict_stands(review_created_at=review.created_at, review_generation_id=review.generation_id,
+                          superseded=superseded, source_changed_at=job.source_changed_at):
+            return review
+    return None
+
+
+def _standing(job, range_jobs, reviews) -> dict:
+    if job is None:
+        return {}
+    own = reviews.get(job.pk, [])
+    review = standing_review(job, own, superseded=job.superseded_by([j for j in range_jobs if j.pk != job.pk])
+                             is not None)
+    # Reviewed once (this summary or one it replaced), but no verdict stands now.
+    judged = any(r.generation_id for j in range_jobs for r in reviews.get(j.pk, []))
+    return {"review": review, "review_lapsed": judged and review is None}
 
 
 # --- one job (the segment page) ------------------------------------------------
@@ -297,7 +327,7 @@ def job_detail(*, job: CompactionJob) -> dict:
             if msg is None:
                 changed.append(ChangedMessage(pos, role, ext, cur, [], note="message no longer stored"))
             elif msg.pk in revs:
-                changed.append(ChangedMessage(pos, role, ext, cur, diff_rows(revs[msg.pk].content, msg.content),
+                changed.append(ChangedMessage(pos, role, ext, cur, word_diff(revs[msg.pk].content, msg.content),
                                               note=f"edited (revision {revs[msg.pk].number} → current)"))
             elif cur != ext:
                 changed.append(ChangedMessage(pos, role, ext, cur, [],
@@ -305,7 +335,6 @@ def job_detail(*, job: CompactionJob) -> dict:
 
     attempts = list(Attempt.objects.filter(job=job).order_by("number"))
     generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
-    reviews = list(Review.objects.newest_of_job(job.pk).select_related("reviewer"))
     segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
     other_jobs = list(
         CompactionJob.objects.filter(conversation=conversation, kind=job.kind, from_pair=job.from_pair)
@@ -313,18 +342,47 @@ def job_detail(*, job: CompactionJob) -> dict:
         .select_related("prompt_version")
         .order_by("-id")
     )
+    superseded_by = job.superseded_by(other_jobs)
+    # The verdict history of the range: every review of every job of it.
+    range_reviews = list(
+        Review.objects.filter(job_id__in=[job.pk, *(o.pk for o in other_jobs)])
+        .select_related("reviewer", "generation").newest_first()
+    )
+    jobs_by_id = {o.pk: o for o in other_jobs} | {job.pk: job}
+    for r in range_reviews:
+        of = jobs_by_id[r.job_id]
+        r.stands = verdict_stands(
+            review_created_at=r.created_at, review_generation_id=r.generation_id,
+            superseded=(of.superseded_by([o for o in jobs_by_id.values() if o.pk != of.pk]) is not None),
+            source_changed_at=of.source_changed_at)
+    own_reviews = [r for r in range_reviews if r.job_id == job.pk]
+    review = next((r for r in own_reviews if r.stands), None)
+    anchors: dict[str, str] = {}
+    for p in pairs:
+        p.user_anchor = source_anchor(p.index, "user")
+        p.assistant_anchor = source_anchor(p.index, "assistant")
+        anchors.setdefault(p.user_message.external_id, p.user_anchor)
+        anchors.setdefault(p.assistant_message.external_id, p.assistant_anchor)
+    extractive = generation is not None and job.kind == SEGMENT_KIND and generation.model_id.startswith("extractive")
+    kept = kept_by_message(generation.text) if extractive else {}
+    for p in pairs:
+        p.assistant_pieces = answer_pieces(p.assistant_message.content, kept.get(p.assistant_message.external_id))
+        p.kept_count = sum(1 for piece in p.assistant_pieces if piece.kind == "kept")
     return {
         "pairs": pairs,
+        "summary_pieces": summary_pieces(generation.text, anchors) if generation else [],
+        "marks_kept": extractive,
         "current_digest": current_digest,
         "source_valid": source_valid,
         "planned_digest": segment.digest if segment else None,
         "changed": changed,
         "attempts": attempts,
         "generation": generation,
-        "reviews": reviews,
-        "review": reviews[0] if reviews else None,
+        "reviews": range_reviews,
+        "review": review,
+        "review_lapsed": review is None and any(r.generation_id for r in own_reviews),
         "other_jobs": other_jobs,
-        "superseded_by": job.superseded_by(other_jobs),
+        "superseded_by": superseded_by,
     }
 
 
@@ -440,3 +498,123 @@ def rolling_chain(*, conversation: Conversation) -> dict:
         "chain_check": HandoffCheck.objects.filter(conversation=conversation).select_related("parent").first(),
         "chain_valid": sum(1 for r in rows if r.valid),
     }
+
+
+# --- the review queue (issue 16 item 2) -----------------------------------------------
+
+REVIEW_QUEUE = Keyset("desk-review", ("created_at", "id"), (TIME, ID))
+# What "x of N left" counts up to; past it the page says "1,000+".
+REVIEW_COUNT_CAP = 1000
+
+
+def _review_filter_scope(qs, value):
+    return qs.filter(scope=value)
+
+
+def _review_filter_conversation(qs, value):
+    return qs.filter(conversation__external_id=value)
+
+
+def _review_filter_prompt_version(qs, value):
+    return qs.filter(prompt_version__name=value)
+
+
+def _review_filter_model(qs, value):
+    return qs.filter(model_id=value)
+
+
+def _review_filter_older_than(qs, value):
+    return qs.filter(created_at__lte=timezone.now() - AGE_CHOICES[value]) if value in AGE_CHOICES else qs
+
+
+# The queue's filters, by query-string name (``forms.ReviewQueueFilterForm``
+# has a field for each). A new one — "drift found", once drift checks exist
+# (issue 14) — is one function here and one form field.
+REVIEW_QUEUE_FILTERS = {
+    "scope": _review_filter_scope,
+    "conversation": _review_filter_conversation,
+    "prompt_version": _review_filter_prompt_version,
+    "model": _review_filter_model,
+    "older_than": _review_filter_older_than,
+}
+
+
+def review_awaiting(*, user, **filters) -> QuerySet[SummaryGeneration]:
+    """Summaries awaiting a verdict in ``user``'s scopes, oldest first: every
+    generation — segment summaries and rolling hand-off notes alike — that
+    counts for its range now (its job not superseded, its source unchanged:
+    a summary whose source changed needs re-planning, not a verdict) and on
+    which no verdict stands (``models.reviews``; with the source unchanged,
+    that is: no review of it at all)."""
+    qs = (
+        SummaryGeneration.objects.filter(job__source_changed_at__isnull=True)
+        .exclude(job__state=JobState.STALE)
+        .exclude(Exists(Review.objects.filter(generation_id=OuterRef("pk"))))
+        .exclude(superseded_condition("job__"))
+    )
+    qs = in_scopes_of(qs, user=user)
+    for name, value in filters.items():
+        if value:
+            qs = REVIEW_QUEUE_FILTERS[name](qs, value)
+    return qs
+
+
+def _claimed_by_others(user, now):
+    return Exists(ReviewClaim.objects.filter(generation_id=OuterRef("pk"), expires_at__gt=now).exclude(reviewer=user))
+
+
+@dataclass
+class ReviewStanding:
+    left: int  # summaries awaiting a verdict under these filters (at most REVIEW_COUNT_CAP + 1)
+    capped: bool
+    position: int | None  # 1-based place of the current item among them
+
+
+def review_left(*, user, filters: dict, current: SummaryGeneration | None = None) -> ReviewStanding:
+    """How many are left and where ``current`` stands among them: one query
+    over at most ``REVIEW_COUNT_CAP + 1`` keys, never a count of everything."""
+    keys = list(review_awaiting(user=user, **filters).order_by("created_at", "id")
+                .values_list("created_at", "id")[:REVIEW_COUNT_CAP + 1])
+    position = None
+    if current is not None:
+        mine = (current.created_at, current.pk)
+        position = next((i + 1 for i, key in enumerate(keys) if key == mine), None)
+        if position is None and keys and mine < keys[0]:
+            position = 1
+    return ReviewStanding(left=min(len(keys), REVIEW_COUNT_CAP), capped=len(keys) > REVIEW_COUNT_CAP,
+                          position=position)
+
+
+def review_queue_page(*, user, filters: dict, cursor: str | None = None, page_size: int = 50) -> Page:
+    """One page of the queue, oldest first, with who holds a claim on each
+    row (one more query for the page)."""
+    qs = (review_awaiting(user=user, **filters)
+          .select_related("conversation", "prompt_version")
+          .only("id", "job_id", "number", "kind", "scope", "from_pair", "to_pair", "model_id", "text_bytes",
+                "created_at", "conversation__external_id", "conversation__title", "prompt_version__name"))
+    page = REVIEW_QUEUE.page(qs, cursor=cursor, size=page_size)
+    claims = {c.generation_id: c for c in ReviewClaim.objects.filter(
+        generation_id__in=[g.pk for g in page.rows], expires_at__gt=timezone.now()).select_related("reviewer")}
+    for g in page.rows:
+        g.claim = claims.get(g.pk)
+    return page
+
+
+def review_candidates(*, user, filters: dict, after: SummaryGeneration | None = None, backwards: bool = False,
+                      limit: int = 10) -> list[SummaryGeneration]:
+    """The next few summaries this reviewer may be given, in queue order
+    after ``after`` (before it, nearest first, when ``backwards``): not held
+    by another reviewer's live claim. Claiming them is
+    ``reviewclaims.review_claim_take``'s; a candidate lost to a race is
+    skipped for the next."""
+    qs = review_awaiting(user=user, **filters).exclude(_claimed_by_others(user, timezone.now()))
+    if after is not None:
+        key = Q(created_at=after.created_at) & (Q(id__lt=after.pk) if backwards else Q(id__gt=after.pk))
+        qs = qs.filter(key | (Q(created_at__lt=after.created_at) if backwards else Q(created_at__gt=after.created_at)))
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    return list(qs.order_by(*order).only("id", "job_id", "created_at")[:limit])
+
+
+def review_generation_get(*, user, generation_id: int) -> SummaryGeneration | None:
+    return in_scopes_of(SummaryGeneration.objects.only("id", "job_id", "created_at", "scope"),
+                        user=user).filter(pk=generation_id).first()

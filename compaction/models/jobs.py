@@ -42,21 +42,31 @@ def _bound_to_current_source() -> models.Q:
     return models.Q(source_changed_at__isnull=True) & ~models.Q(state=JobState.STALE)
 
 
+def superseded_condition(prefix: str = "") -> models.Q:
+    """True for a job (its fields under ``prefix``, e.g. ``"job__"`` from a
+    review) that another job of its range supersedes: the SQL of
+    ``CompactionJob.superseded_by``. Two index lookups per row
+    (``job_conversation_range``)."""
+    def ref(name):
+        return models.OuterRef(f"{prefix}{name}")
+
+    others = CompactionJob.objects.filter(
+        kind=ref("kind"), conversation_id=ref("conversation_id"), from_pair=ref("from_pair"),
+    ).exclude(pk=ref("id"))
+    current = _bound_to_current_source()
+    newer = models.Q(pk__gt=ref("id"))
+    own_current = (models.Q(**{f"{prefix}source_changed_at__isnull": True})
+                   & ~models.Q(**{f"{prefix}state": JobState.STALE}))
+    return models.Exists(others.filter(current, newer)) | (
+        ~own_current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer))))
+
+
 class CompactionJobQuerySet(models.QuerySet):
     def not_superseded(self):
         """Jobs that are their range's job that counts (see
         ``CompactionJob.superseded_by``): what an operator acts on and what
-        the scanner retries. Two index lookups per row
-        (``job_conversation_range``)."""
-        others = CompactionJob.objects.filter(
-            kind=models.OuterRef("kind"), conversation_id=models.OuterRef("conversation_id"),
-            from_pair=models.OuterRef("from_pair"),
-        ).exclude(pk=models.OuterRef("pk"))
-        current = _bound_to_current_source()
-        newer = models.Q(pk__gt=models.OuterRef("pk"))
-        return self.exclude(models.Exists(others.filter(current, newer))).exclude(
-            ~current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer)))
-        )
+        the scanner retries."""
+        return self.exclude(superseded_condition())
 
 
 class SourceBinding(models.Model):
