@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from compaction import actions, audit
-from compaction.models import CompactionJob, JobState, Review, verdict_stands
+from compaction.models import CompactionJob, JobState, Review, SummaryGeneration, verdict_stands
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
 from tests.compaction.api.conftest import client_for
@@ -39,7 +39,8 @@ def replace_summary(job):
         kind=job.kind, scope=job.scope, conversation=job.conversation, from_pair=job.from_pair, to_pair=job.to_pair,
         message_ids=job.message_ids, source_digest=job.source_digest, model_id="another-model",
         prompt_version=job.prompt_version)
-    make_succeeded(newer, text="A newer summary [a-1].", number=2)
+    number = max(SummaryGeneration.objects.filter(conversation=job.conversation).values_list("number", flat=True)) + 1
+    make_succeeded(newer, text="A newer summary [a-1].", number=number)
     return newer
 
 
