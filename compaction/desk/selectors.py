@@ -13,6 +13,7 @@ rows on the page.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
@@ -25,10 +26,9 @@ from conversations.selectors import conversations_visible, in_scopes_of, user_sc
 
 from ..activity import activity_events
 from ..digest import digest_input, source_digest
-from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
-from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, ReviewClaim,
-                      SummaryGeneration, verdict_stands)
-from ..models.jobs import superseded_condition
+from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page, rows_after
+from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, ReviewAwaiting,
+                      ReviewClaim, SummaryGeneration, verdict_stands)
 from .presenters import STATE_ORDER, diff_rows
 from .segment import answer_pieces, kept_by_message, source_anchor, summary_pieces, word_diff
 
@@ -380,10 +380,23 @@ def job_detail(*, job: CompactionJob) -> dict:
         "generation": generation,
         "reviews": range_reviews,
         "review": review,
-        "review_lapsed": review is None and any(r.generation_id for r in own_reviews),
+        "review_lapsed": _lapsed(review, own_reviews, range_reviews, superseded=superseded_by is not None),
         "other_jobs": other_jobs,
         "superseded_by": superseded_by,
     }
+
+
+def _lapsed(review, own_reviews, range_reviews, *, superseded: bool) -> str:
+    """Why no verdict stands although the range was judged: ``"replaced"``
+    or ``"source_changed"`` (this summary's verdict), ``"earlier_summary"``
+    (a verdict on a summary this range had before); ``""`` otherwise."""
+    if review is not None:
+        return ""
+    if any(r.generation_id for r in own_reviews):
+        return "replaced" if superseded else "source_changed"
+    if any(r.generation_id for r in range_reviews):
+        return "earlier_summary"
+    return ""
 
 
 def job_is_settled(job: CompactionJob) -> bool:
@@ -502,9 +515,10 @@ def rolling_chain(*, conversation: Conversation) -> dict:
 
 # --- the review queue (issue 16 item 2) -----------------------------------------------
 
-REVIEW_QUEUE = Keyset("desk-review", ("created_at", "id"), (TIME, ID))
-# What "x of N left" counts up to; past it the page says "1,000+".
-REVIEW_COUNT_CAP = 1000
+REVIEW_QUEUE = Keyset("desk-review", ("created_at", "generation_id"), (TIME, ID))
+# What "x of N left" counts up to; past it the page says "500+" (a reviewer
+# needs to know there is much left, not how much; counting costs per row).
+REVIEW_COUNT_CAP = 500
 
 
 def _review_filter_scope(qs, value):
@@ -512,15 +526,15 @@ def _review_filter_scope(qs, value):
 
 
 def _review_filter_conversation(qs, value):
-    return qs.filter(conversation__external_id=value)
+    return qs.filter(generation__conversation__external_id=value)
 
 
 def _review_filter_prompt_version(qs, value):
-    return qs.filter(prompt_version__name=value)
+    return qs.filter(generation__prompt_version__name=value)
 
 
 def _review_filter_model(qs, value):
-    return qs.filter(model_id=value)
+    return qs.filter(generation__model_id=value)
 
 
 def _review_filter_older_than(qs, value):
@@ -539,18 +553,27 @@ REVIEW_QUEUE_FILTERS = {
 }
 
 
-def review_awaiting(*, user, **filters) -> QuerySet[SummaryGeneration]:
-    """Summaries awaiting a verdict in ``user``'s scopes, oldest first: every
-    generation — segment summaries and rolling hand-off notes alike — that
-    counts for its range now (its job not superseded, its source unchanged:
-    a summary whose source changed needs re-planning, not a verdict) and on
-    which no verdict stands (``models.reviews``; with the source unchanged,
-    that is: no review of it at all)."""
+def review_awaiting(*, user, **filters) -> QuerySet[ReviewAwaiting]:
+    """Summaries awaiting a verdict in ``user``'s scopes, as ``ReviewAwaiting``
+    rows (their ``pk`` is the generation's): every generation — segment
+    summaries and rolling hand-off notes alike — that no review has judged
+    yet and that counts for its range now (its job not superseded, its
+    source unchanged: a summary whose source changed needs re-planning, not
+    a verdict). With the source unchanged, no verdict stands on a summary
+    exactly when it was never reviewed (``models.reviews``). Read oldest
+    first through ``review_awaiting_order``: the summaries already reviewed
+    are not in the table, so they cost nothing however many there are."""
+    # With its own source current, a job is superseded exactly when a newer
+    # job of its range is bound to the current source (``superseded_by``):
+    # one anti-join the planner can walk the queue's index with.
+    newer_current = CompactionJob.objects.filter(
+        kind=OuterRef("generation__kind"), conversation_id=OuterRef("generation__conversation_id"),
+        from_pair=OuterRef("generation__from_pair"), pk__gt=OuterRef("generation__job_id"),
+        source_changed_at__isnull=True).exclude(state=JobState.STALE)
     qs = (
-        SummaryGeneration.objects.filter(job__source_changed_at__isnull=True)
-        .exclude(job__state=JobState.STALE)
-        .exclude(Exists(Review.objects.filter(generation_id=OuterRef("pk"))))
-        .exclude(superseded_condition("job__"))
+        ReviewAwaiting.objects.filter(generation__job__source_changed_at__isnull=True)
+        .exclude(generation__job__state=JobState.STALE)
+        .exclude(Exists(newer_current))
     )
     qs = in_scopes_of(qs, user=user)
     for name, value in filters.items():
@@ -559,44 +582,78 @@ def review_awaiting(*, user, **filters) -> QuerySet[SummaryGeneration]:
     return qs
 
 
+@contextmanager
+def _serial_plan():
+    """Run the queue's reads without parallel workers on PostgreSQL: they
+    walk an index for a bounded number of rows (a few ms), and starting a
+    worker costs more than that on a busy machine."""
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        yield
+
+
 def _claimed_by_others(user, now):
     return Exists(ReviewClaim.objects.filter(generation_id=OuterRef("pk"), expires_at__gt=now).exclude(reviewer=user))
 
 
 @dataclass
 class ReviewStanding:
-    left: int  # summaries awaiting a verdict under these filters (at most REVIEW_COUNT_CAP + 1)
-    capped: bool
+    left: int  # summaries awaiting a verdict under these filters (at most REVIEW_COUNT_CAP)
+    capped: bool  # more than that
     position: int | None  # 1-based place of the current item among them
 
 
 def review_left(*, user, filters: dict, current: SummaryGeneration | None = None) -> ReviewStanding:
     """How many are left and where ``current`` stands among them: one query
-    over at most ``REVIEW_COUNT_CAP + 1`` keys, never a count of everything."""
-    keys = list(review_awaiting(user=user, **filters).order_by("created_at", "id")
-                .values_list("created_at", "id")[:REVIEW_COUNT_CAP + 1])
-    position = None
+    that counts at most ``REVIEW_COUNT_CAP + 1`` rows of the queue's index
+    (never everything), in the database."""
+    keys = (review_awaiting(user=user, **filters).order_by("created_at", "generation_id")
+            .values_list("created_at", "generation_id")[:REVIEW_COUNT_CAP + 1])
+    sql, params = keys.query.sql_with_params()
+    before = "1 = 0"
+    extra: list = []
     if current is not None:
-        mine = (current.created_at, current.pk)
-        position = next((i + 1 for i, key in enumerate(keys) if key == mine), None)
-        if position is None and keys and mine < keys[0]:
-            position = 1
-    return ReviewStanding(left=min(len(keys), REVIEW_COUNT_CAP), capped=len(keys) > REVIEW_COUNT_CAP,
-                          position=position)
+        before = "t.created_at < %s OR (t.created_at = %s AND t.generation_id < %s)"
+        extra = [current.created_at, current.created_at, current.pk]
+    from django.db import connection
+
+    with _serial_plan(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {before} THEN 1 ELSE 0 END), 0), "
+                       f"COALESCE(SUM(CASE WHEN t.generation_id = %s THEN 1 ELSE 0 END), 0) FROM ({sql}) t",
+                       [*extra, current.pk if current is not None else 0, *params])
+        count, ahead, present = cursor.fetchone()
+    position = None
+    if current is not None and (present or (ahead == 0 and count)):
+        position = ahead + 1
+    return ReviewStanding(left=min(count, REVIEW_COUNT_CAP), capped=count > REVIEW_COUNT_CAP, position=position)
 
 
 def review_queue_page(*, user, filters: dict, cursor: str | None = None, page_size: int = 50) -> Page:
-    """One page of the queue, oldest first, with who holds a claim on each
-    row (one more query for the page)."""
+    """One page of the queue, oldest first: its rows are the generations,
+    each with who holds a claim on it (one more query for the page)."""
     qs = (review_awaiting(user=user, **filters)
-          .select_related("conversation", "prompt_version")
-          .only("id", "job_id", "number", "kind", "scope", "from_pair", "to_pair", "model_id", "text_bytes",
-                "created_at", "conversation__external_id", "conversation__title", "prompt_version__name"))
-    page = REVIEW_QUEUE.page(qs, cursor=cursor, size=page_size)
+          .select_related("generation__conversation", "generation__prompt_version")
+          .only("generation_id", "created_at", "scope", "generation__job_id", "generation__number",
+                "generation__kind", "generation__scope", "generation__from_pair", "generation__to_pair",
+                "generation__model_id", "generation__text_bytes", "generation__created_at",
+                "generation__conversation_id", "generation__conversation__external_id",
+                "generation__prompt_version__name"))
+    with _serial_plan():
+        page = REVIEW_QUEUE.page(qs, cursor=cursor, size=page_size)
     claims = {c.generation_id: c for c in ReviewClaim.objects.filter(
-        generation_id__in=[g.pk for g in page.rows], expires_at__gt=timezone.now()).select_related("reviewer")}
-    for g in page.rows:
-        g.claim = claims.get(g.pk)
+        generation_id__in=[r.generation_id for r in page.rows], expires_at__gt=timezone.now())
+        .select_related("reviewer")}
+    rows = []
+    for r in page.rows:
+        r.generation.claim = claims.get(r.generation_id)
+        rows.append(r.generation)
+    page.rows = rows
     return page
 
 
@@ -608,11 +665,11 @@ def review_candidates(*, user, filters: dict, after: SummaryGeneration | None = 
     ``reviewclaims.review_claim_take``'s; a candidate lost to a race is
     skipped for the next."""
     qs = review_awaiting(user=user, **filters).exclude(_claimed_by_others(user, timezone.now()))
-    if after is not None:
-        key = Q(created_at=after.created_at) & (Q(id__lt=after.pk) if backwards else Q(id__gt=after.pk))
-        qs = qs.filter(key | (Q(created_at__lt=after.created_at) if backwards else Q(created_at__gt=after.created_at)))
-    order = ("-created_at", "-id") if backwards else ("created_at", "id")
-    return list(qs.order_by(*order).only("id", "job_id", "created_at")[:limit])
+    order = ["-created_at", "-generation_id"] if backwards else ["created_at", "generation_id"]
+    position = [after.created_at, after.pk] if after is not None else None
+    rows = rows_after(qs, order=order, position=position).select_related("generation").only(
+        "generation_id", "created_at", "generation__job_id", "generation__created_at")[:limit]
+    return [r.generation for r in rows]
 
 
 def review_generation_get(*, user, generation_id: int) -> SummaryGeneration | None:

@@ -22,6 +22,76 @@ def bind_reviews_to_generations(apps, schema_editor):
      .update(generation_id=Subquery(had_then.values("pk")[:1])))
 
 
+PG_TRIGGERS = """
+CREATE OR REPLACE FUNCTION compaction_review_awaiting_add() RETURNS trigger AS $$
+BEGIN
+    INSERT INTO compaction_reviewawaiting (generation_id, scope, created_at)
+    VALUES (NEW.id, NEW.scope, NEW.created_at) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER compaction_review_awaiting_add AFTER INSERT ON compaction_summarygeneration
+    FOR EACH ROW EXECUTE FUNCTION compaction_review_awaiting_add();
+
+CREATE OR REPLACE FUNCTION compaction_review_awaiting_done() RETURNS trigger AS $$
+BEGIN
+    DELETE FROM compaction_reviewawaiting WHERE generation_id = NEW.generation_id;
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER compaction_review_awaiting_done AFTER INSERT ON compaction_review
+    FOR EACH ROW WHEN (NEW.generation_id IS NOT NULL) EXECUTE FUNCTION compaction_review_awaiting_done();
+"""
+
+PG_DROP = """
+DROP TRIGGER IF EXISTS compaction_review_awaiting_add ON compaction_summarygeneration;
+DROP FUNCTION IF EXISTS compaction_review_awaiting_add();
+DROP TRIGGER IF EXISTS compaction_review_awaiting_done ON compaction_review;
+DROP FUNCTION IF EXISTS compaction_review_awaiting_done();
+"""
+
+SQLITE_TRIGGERS = [
+    """CREATE TRIGGER compaction_review_awaiting_add AFTER INSERT ON compaction_summarygeneration
+       BEGIN INSERT OR IGNORE INTO compaction_reviewawaiting (generation_id, scope, created_at)
+             VALUES (NEW.id, NEW.scope, NEW.created_at); END""",
+    """CREATE TRIGGER compaction_review_awaiting_done AFTER INSERT ON compaction_review
+       WHEN NEW.generation_id IS NOT NULL
+       BEGIN DELETE FROM compaction_reviewawaiting WHERE generation_id = NEW.generation_id; END""",
+]
+SQLITE_DROP = ["DROP TRIGGER IF EXISTS compaction_review_awaiting_add",
+               "DROP TRIGGER IF EXISTS compaction_review_awaiting_done"]
+
+
+def awaiting_fill_and_keep(apps, schema_editor):
+    ReviewAwaiting = apps.get_model("compaction", "ReviewAwaiting")
+    SummaryGeneration = apps.get_model("compaction", "SummaryGeneration")
+    Review = apps.get_model("compaction", "Review")
+    unreviewed = SummaryGeneration.objects.exclude(
+        pk__in=Review.objects.filter(generation__isnull=False).values("generation_id"))
+    batch = []
+    for pk, scope, created_at in unreviewed.values_list("pk", "scope", "created_at").iterator(chunk_size=2000):
+        batch.append(ReviewAwaiting(generation_id=pk, scope=scope, created_at=created_at))
+        if len(batch) >= 2000:
+            ReviewAwaiting.objects.bulk_create(batch)
+            batch = []
+    ReviewAwaiting.objects.bulk_create(batch)
+    vendor = schema_editor.connection.vendor
+    if vendor == "postgresql":
+        schema_editor.execute(PG_TRIGGERS, params=None)
+    elif vendor == "sqlite":
+        for statement in SQLITE_TRIGGERS:
+            schema_editor.execute(statement, params=None)
+
+
+def awaiting_drop(apps, schema_editor):
+    vendor = schema_editor.connection.vendor
+    if vendor == "postgresql":
+        schema_editor.execute(PG_DROP, params=None)
+    elif vendor == "sqlite":
+        for statement in SQLITE_DROP:
+            schema_editor.execute(statement, params=None)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -53,4 +123,16 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_claims', to=settings.AUTH_USER_MODEL),
         ),
         migrations.RunPython(bind_reviews_to_generations, migrations.RunPython.noop, elidable=False),
+        migrations.CreateModel(
+            name='ReviewAwaiting',
+            fields=[
+                ('generation', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='awaiting_review', serialize=False, to='compaction.summarygeneration')),
+                ('scope', models.CharField(max_length=100)),
+                ('created_at', models.DateTimeField()),
+            ],
+            options={
+                'indexes': [models.Index(fields=['created_at', 'generation'], name='review_awaiting_order')],
+            },
+        ),
+        migrations.RunPython(awaiting_fill_and_keep, awaiting_drop, elidable=False),
     ]

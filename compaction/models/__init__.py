@@ -23,12 +23,13 @@ from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, Compac
                    FailureCode, JobState, attempt_limit)
 from .policies import Policy, ScopePolicy
 from .prompts import FROZEN_PROMPT_FIELDS, FrozenPromptError, PromptVersion
-from .reviews import Review, ReviewClaim, Verdict, verdict_stands
+from .reviews import Review, ReviewAwaiting, ReviewClaim, Verdict, verdict_stands
 
 __all__ = [
     "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
     "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "HandoffCheck", "HandoffPlan",
-    "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "ReviewClaim", "SEGMENT_KIND",
+    "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "ReviewAwaiting",
+    "ReviewClaim", "SEGMENT_KIND",
     "SETTLED_STATES", "ScopePolicy", "SummaryGeneration", "Verdict",
     "attempt_limit", "verdict_stands",
 ]

@@ -107,3 +107,21 @@ class ReviewClaim(models.Model):
 
     def __str__(self) -> str:
         return f"claim on generation {self.generation_id} by {self.reviewer_id} until {self.expires_at}"
+
+
+class ReviewAwaiting(models.Model):
+    """One row per summary that no review has judged yet: the review queue's
+    index, oldest first, so reading the queue never walks the summaries
+    already reviewed. Written by the database itself (triggers of migration
+    0015, PostgreSQL and SQLite): every generation inserted, by any path,
+    adds its row; every review of a generation removes it. Whether the
+    summary still counts for its range (not superseded, source unchanged)
+    is read with it, from its job."""
+
+    generation = models.OneToOneField(SummaryGeneration, on_delete=models.CASCADE, primary_key=True,
+                                      related_name="awaiting_review")
+    scope = models.CharField(max_length=100)
+    created_at = models.DateTimeField()  # the generation's
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at", "generation"], name="review_awaiting_order")]

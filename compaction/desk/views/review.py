@@ -84,8 +84,10 @@ def go_on(request, *, filters: dict, current: SummaryGeneration | None, backward
     if backwards and current is not None:
         messages.info(request, "That is the first summary left in this queue.")
         return redirect(review_url(current, filters))
-    messages.success(request, "Nothing left to review in this queue." if current is None
-                     else "No other summary is left in this queue for you now.")
+    if selectors.review_left(user=request.user, filters=filters).left == 0:
+        messages.success(request, "Nothing left to review in this queue.")
+    else:
+        messages.info(request, "Nothing else is free for you now: other reviewers hold what is left.")
     return redirect(queue_url(filters))
 
 

@@ -44,7 +44,7 @@ def ids(qs):
 
 def test_the_queue_holds_unreviewed_current_summaries_oldest_first(queue):
     gens = queue["gens"]
-    awaiting = selectors.review_awaiting(user=queue["sue"]).order_by("created_at", "id")
+    awaiting = selectors.review_awaiting(user=queue["sue"]).order_by("created_at", "generation_id")
     assert ids(awaiting) == [g.pk for g in gens]
     actions.do_review_record(job=gens[0].job, reviewer=queue["sue"], verdict="approved", note="good")
     assert gens[0].pk not in ids(selectors.review_awaiting(user=queue["sue"]))
@@ -246,3 +246,18 @@ def test_reviewers_starting_the_queue_at_once_never_get_the_same_item():
     locations = run_threads(4, start)
     assert len(set(locations)) == 4
     assert ReviewClaim.objects.count() == 4
+
+
+def test_the_database_keeps_the_queue_index_for_every_write_path(queue):
+    """``ReviewAwaiting`` is kept by triggers: a generation inserted by any
+    path adds its row, any review of it removes the row."""
+    from compaction.models import Review, ReviewAwaiting
+
+    gens = queue["gens"]
+    assert set(ReviewAwaiting.objects.values_list("generation_id", flat=True)) == {g.pk for g in gens}
+    row = ReviewAwaiting.objects.get(generation=gens[0])
+    assert row.scope == gens[0].scope and row.created_at == gens[0].created_at
+    Review.objects.create(job=gens[1].job, generation=gens[1], reviewer=queue["sue"], verdict="approved", note="x")
+    Review.objects.create(job=gens[2].job, generation=None, reviewer=queue["sue"], verdict="approved", note="x")
+    assert not ReviewAwaiting.objects.filter(generation=gens[1]).exists()
+    assert ReviewAwaiting.objects.filter(generation=gens[2]).exists()
