@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import ReviewClaim
+from .models import ReviewAwaiting, ReviewClaim
 
 
 def claim_seconds() -> int:
@@ -38,8 +38,12 @@ class Claim:
 
 def review_claim_take(*, generation_id: int, reviewer, now: datetime | None = None) -> Claim | None:
     """Claim a summary for ``reviewer``: theirs already (renewed, same
-    token), free, or expired. ``None`` when another reviewer holds it."""
+    token), free, or expired. ``None`` when another reviewer holds it, or
+    when it awaits no verdict any more (reviewed meanwhile: a late
+    heartbeat of a page already left must not hold it again)."""
     now = now or timezone.now()
+    if not ReviewAwaiting.objects.filter(generation_id=generation_id).exists():
+        return None
     expires = now + timedelta(seconds=claim_seconds())
     token = secrets.token_hex(16)
     mine = ReviewClaim.objects.filter(generation_id=generation_id, reviewer=reviewer, expires_at__gt=now).first()
@@ -78,6 +82,10 @@ def review_claim_release(*, generation_id: int, reviewer, token: str | None = No
     if token is not None:
         qs = qs.filter(token=token)
     return qs.delete()[0] > 0
+
+
+def review_awaits(generation_id: int) -> bool:
+    return ReviewAwaiting.objects.filter(generation_id=generation_id).exists()
 
 
 def review_claim_holder(*, generation_id: int, now: datetime | None = None) -> ReviewClaim | None:

@@ -173,3 +173,20 @@ def test_a_verdict_on_a_summary_that_is_then_replaced_shows_as_unreviewed_again(
     assert "unreviewed again" in page.inner_text("main")
     page.goto(f"{live_server.url}{reverse('desk-review')}")
     assert page.inner_text("#left-count") == "5"  # the replacement awaits its verdict
+
+
+def test_a_verdict_whose_source_then_changes_shows_unreviewed_with_a_word_diff(live_server, page, shot):
+    gens = five_summaries()
+    sue = make_user("sue", role="support")
+    from compaction.actions import do_review_record
+    from tests.compaction.bindings.rolling import edit_message
+
+    job = gens[0].job
+    do_review_record(job=job, reviewer=sue, verdict="approved", note="matched the answers")
+    edit_message(job.conversation, "a-3", answer(3).replace("within 5 working days, not 10", "within 10 working days"))
+    sign_in(page, live_server, "sue")
+    page.goto(f"{live_server.url}{reverse('desk-job', args=[job.pk])}")
+    review = page.inner_text("#review")
+    assert "Not reviewed yet" in review and "its source changed after it" in review
+    assert page.locator("p.worddiff del.w-del").count() >= 1 and page.locator("p.worddiff ins.w-add").count() >= 1
+    shot(page, "segment-source-changed-word-diff")
