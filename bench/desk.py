@@ -338,6 +338,7 @@ def main() -> None:
         measure("conversations page, 2nd page", client, "/" + next_url.replace("&amp;", "&"), n)
         measure("conversations, has failed ranges", client, "/?has=failed", n)
         measure("conversations, search by title", client, "/?q=customer+99999", n)
+        measure("conversations, verdict approved", client, "/?verdict=approved", n)
         measure(f"conversation page ({BIG_PAIRS} pairs)", client, f"/conversations/{big}/", n)
         measure("conversation page (typical)", client, f"/conversations/{conv // 2}/", n)
         measure("projection preview (600 pairs, 64 KiB)", client, f"/conversations/{big}/?budget=65536", n)

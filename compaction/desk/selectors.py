@@ -66,12 +66,16 @@ def _day_start_utc(day):
     return datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)
 
 
-def _jobs_with_standing_verdict(verdict: str):
-    """A conversation's jobs whose summary's standing verdict (the newest
-    review that still stands, ``models.reviews``) is ``verdict``."""
-    newest = Review.objects.standing_of_job(OuterRef("pk")).values("verdict")[:1]
-    return (CompactionJob.objects.filter(conversation=OuterRef("pk"))
-            .annotate(standing_verdict=Subquery(newest)).filter(standing_verdict=verdict))
+def _standing_verdicts_of_conversation(verdict: str):
+    """A conversation's reviews that are the current verdict on their
+    summary (the newest review of that generation that stands,
+    ``models.reviews``) and say ``verdict``. A later review of the same
+    generation stands whenever this one does (same job, later than any
+    source change), so "newest" needs no second look at the rule."""
+    later = Review.objects.filter(generation_id=OuterRef("generation_id")).filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id")))
+    return (Review.objects.standing().filter(job__conversation_id=OuterRef("pk"), verdict=verdict)
+            .exclude(Exists(later)))
 
 
 def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verdict: str = "",
@@ -87,7 +91,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
     if has:
         qs = qs.filter(Exists(CompactionJob.objects.filter(conversation=OuterRef("pk"), state=has)))
     if verdict:
-        qs = qs.filter(Exists(_jobs_with_standing_verdict(verdict)))
+        qs = qs.filter(Exists(_standing_verdicts_of_conversation(verdict)))
     if updated_since:
         qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
     page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
