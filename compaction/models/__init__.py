@@ -6,7 +6,7 @@ One module per kind of record; every model name is importable from
 * ``prompts``      PromptVersion (frozen once used)
 * ``jobs``         CompactionJob, Attempt and their states
 * ``generations``  SummaryGeneration (immutable)
-* ``reviews``      Review, its Verdict and the rule for whether it stands; ReviewClaim
+* ``reviews``      Review, its Verdict and the rule for whether it stands; ReviewClaim, ReviewAwaiting
 * ``audit``        AuditEvent: the log of human actions
 * ``admission``    AdmissionSlot (the global bound on model calls)
 * ``policies``     ScopePolicy: a scope's policy, segments or rolling (SPEC §7)

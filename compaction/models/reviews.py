@@ -22,7 +22,8 @@ other review stays visible as history. "Newest" is one order,
 
 ``ReviewClaim`` is the short claim a reviewer holds on a summary while the
 review queue shows it to them, so two reviewers never get the same item at
-once (``compaction.reviewclaims``).
+once (``compaction.reviewclaims``); ``ReviewAwaiting`` is the queue's index
+of summaries no review has judged yet, kept by the database.
 """
 
 from django.conf import settings

@@ -77,7 +77,13 @@
     // for a short while otherwise). Only this page's own taking of it: the
     // token, read when leaving, since the heartbeat may have renewed it.
     var leaving = false;
-    document.addEventListener("submit", function () { leaving = true; });
+    document.addEventListener("submit", function () {
+      leaving = true;
+      // No heartbeat after this: the server moves the claim on; a late one
+      // would only ask for a summary that may have its verdict now.
+      var claim = byId("claim");
+      if (claim && claim.parentNode) { claim.parentNode.removeChild(claim); }
+    });
     window.addEventListener("pagehide", function () {
       var claim = byId("claim");
       var token = claim ? claim.getAttribute("data-token") : "";
