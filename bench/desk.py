@@ -5,7 +5,12 @@ messages (runs, pairs, segments with real source digests, and jobs,
 attempts and generations for the segments) using COPY, then renders the
 conversations page, one large conversation page and one segment page with
 Django's test client as a signed-in staff user, and prints p50/p95 latency
-and the number of queries per page.
+and the number of queries per page. The review queue (issue 16) is measured
+with half of the summaries — the oldest, as a queue worked oldest first
+leaves them — already reviewed (``ensure_reviews``), as staff and as a
+support user granted two of the four scopes: the queue page, its next page,
+a filtered queue, the segment page in review mode, and the "next" move
+(a POST that claims the next summary).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/compaction_bench_desk \\
         .venv/bin/python bench/desk.py [--conversations 100000] [--messages 5000000] [--requests 200]
@@ -20,6 +25,7 @@ import argparse
 import hashlib
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -189,6 +195,59 @@ def generate(url: str, n_conversations: int, n_messages: int) -> None:
     print(f"generated in {time.perf_counter() - started:.0f}s")
 
 
+def ensure_reviews(url: str) -> None:
+    """Review the oldest half of the summaries once (what a queue worked
+    oldest first leaves behind), through COPY-free SQL in one statement."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        # The queue's index table is filled by migration 0018 (and triggers):
+        # give the planner its statistics, as autovacuum would.
+        conn.execute("ANALYZE compaction_reviewawaiting")
+    with psycopg.connect(url) as conn:
+        if conn.execute("SELECT EXISTS (SELECT 1 FROM compaction_review)").fetchone()[0]:
+            return
+        started = time.perf_counter()
+        conn.execute("INSERT INTO auth_user (username, password, is_superuser, is_staff, is_active, first_name, "
+                     "last_name, email, date_joined) VALUES ('bench-reviewer', '!', false, false, true, '', '', '', "
+                     "now()) ON CONFLICT (username) DO NOTHING")
+        uid = conn.execute("SELECT id FROM auth_user WHERE username = 'bench-reviewer'").fetchone()[0]
+        half = conn.execute("SELECT COUNT(*) / 2 FROM compaction_summarygeneration").fetchone()[0]
+        conn.execute(
+            "INSERT INTO compaction_review (job_id, generation_id, reviewer_id, verdict, note, created_at) "
+            "SELECT job_id, id, %s, CASE WHEN id %% 7 = 0 THEN 'needs_work' ELSE 'approved' END, 'bench', "
+            "created_at + interval '1 hour' FROM compaction_summarygeneration ORDER BY created_at, id LIMIT %s",
+            [uid, half])
+        conn.commit()
+        conn.autocommit = True
+        conn.execute("ANALYZE compaction_review")
+        conn.execute("ANALYZE compaction_reviewawaiting")
+        print(f"reviewed the oldest {half} summaries in {time.perf_counter() - started:.0f}s")
+
+
+def measure_post(label: str, client, url: str, data: dict, n: int) -> None:
+    """Like ``measure`` for a POST that answers with a redirect."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.post(url, data)
+    assert response.status_code == 302, (url, response.status_code)
+    n_queries = len(ctx.captured_queries)
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        response = client.post(url, data)
+        times.append((time.perf_counter() - t) * 1000)
+        assert response.status_code == 302
+    times.sort()
+    p50 = statistics.median(times)
+    p95 = times[int(0.95 * len(times)) - 1]
+    verdict = "OK" if p95 < 150 else "OVER 150 ms"
+    print(f"{label:<34} {'POST ' + url:<40} queries={n_queries:<3} p50={p50:7.1f} ms  p95={p95:7.1f} ms  "
+          f"max={times[-1]:7.1f} ms  [{verdict}]")
+
+
 def measure(label: str, client, url: str, n: int, *, htmx: bool = False) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -218,6 +277,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=5_000_000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--regenerate", action="store_true")
+    parser.add_argument("--only-review", action="store_true", help="measure the review queue pages only")
     args = parser.parse_args()
 
     url = os.environ["DATABASE_URL"]
@@ -234,7 +294,8 @@ def main() -> None:
         existing = cur.fetchone()[0]
     if args.regenerate and existing:
         with connection.cursor() as cur:
-            cur.execute("TRUNCATE compaction_review, compaction_auditevent, compaction_summarygeneration, "
+            cur.execute("TRUNCATE compaction_reviewclaim, compaction_reviewawaiting, compaction_review, "
+                        "compaction_auditevent, compaction_summarygeneration, "
                         "compaction_attempt, compaction_compactionjob, conversations_segment, conversations_pair, "
                         "conversations_messagerevision, conversations_message, conversations_run, "
                         "conversations_conversation CASCADE")
@@ -254,8 +315,13 @@ def main() -> None:
                     "(SELECT COUNT(*) FROM compaction_compactionjob), (SELECT COUNT(*) FROM compaction_attempt), "
                     "(SELECT COUNT(*) FROM compaction_summarygeneration)")
         conv, msg, pairs, jobs, attempts, gens = cur.fetchone()
+    ensure_reviews(url)
+    with connection.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM compaction_review")
+        reviews = cur.fetchone()[0]
     print(f"data: {conv} conversations, {msg} messages, {pairs} pairs, {jobs} jobs, {attempts} attempts, "
-          f"{gens} generations")
+          f"{gens} generations, {reviews} reviews")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     staff, _ = User.objects.get_or_create(username="bench-staff", defaults={"is_staff": True})
     client = Client()
@@ -266,27 +332,52 @@ def main() -> None:
     n = args.requests
     print(f"{n} requests each, signed-in staff, Django test client (no network); "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}:")
-    measure("conversations page", client, "/", n)
-    import re
+    if not args.only_review:
+        measure("conversations page", client, "/", n)
+        next_url = re.search(r'href="(\?[^"]*cursor=[^"]+)"', client.get("/").content.decode()).group(1)
+        measure("conversations page, 2nd page", client, "/" + next_url.replace("&amp;", "&"), n)
+        measure("conversations, has failed ranges", client, "/?has=failed", n)
+        measure("conversations, search by title", client, "/?q=customer+99999", n)
+        measure("conversations, verdict approved", client, "/?verdict=approved", n)
+        measure(f"conversation page ({BIG_PAIRS} pairs)", client, f"/conversations/{big}/", n)
+        measure("conversation page (typical)", client, f"/conversations/{conv // 2}/", n)
+        measure("projection preview (600 pairs, 64 KiB)", client, f"/conversations/{big}/?budget=65536", n)
+        measure("segment page (exhausted job)", client, f"/jobs/{failed_job}/", n)
+        measure("segment page (long conversation)", client, f"/jobs/{big_job}/", n)
+        measure("failed ranges queue", client, "/queue/", n)
+        # After a bulk re-run of a page of 50 ranges (issue 16 §4): the page with
+        # those rows kept, and the kept rows' own poll.
+        kept = ",".join(str(pk) for pk in CompactionJob.objects.filter(state="failed").order_by("-id")
+                        .values_list("id", flat=True)[:50])
+        measure("queue, 50 rows kept after a re-run", client, f"/queue/?kept={kept}", n)
+        measure("queue, kept rows polling", client, f"/queue/?kept={kept}&region=kept", n, htmx=True)
+        measure("conversations, source changed", client, "/?has=source_changed", n)
+        measure("activity", client, "/activity/", n)
 
-    next_url = re.search(r'href="(\?[^"]*cursor=[^"]+)"', client.get("/").content.decode()).group(1)
-    measure("conversations page, 2nd page", client, "/" + next_url.replace("&amp;", "&"), n)
-    measure("conversations, has failed ranges", client, "/?has=failed", n)
-    measure("conversations, search by title", client, "/?q=customer+99999", n)
-    measure(f"conversation page ({BIG_PAIRS} pairs)", client, f"/conversations/{big}/", n)
-    measure("conversation page (typical)", client, f"/conversations/{conv // 2}/", n)
-    measure("projection preview (600 pairs, 64 KiB)", client, f"/conversations/{big}/?budget=65536", n)
-    measure("segment page (exhausted job)", client, f"/jobs/{failed_job}/", n)
-    measure("segment page (long conversation)", client, f"/jobs/{big_job}/", n)
-    measure("failed ranges queue", client, "/queue/", n)
-    # After a bulk re-run of a page of 50 ranges (issue 16 §4): the page with
-    # those rows kept, and the kept rows' own poll.
-    kept = ",".join(str(pk) for pk in CompactionJob.objects.filter(state="failed").order_by("-id")
-                    .values_list("id", flat=True)[:50])
-    measure("queue, 50 rows kept after a re-run", client, f"/queue/?kept={kept}", n)
-    measure("queue, kept rows polling", client, f"/queue/?kept={kept}&region=kept", n, htmx=True)
-    measure("conversations, source changed", client, "/?has=source_changed", n)
-    measure("activity", client, "/activity/", n)
+    # The review queue (issue 16).
+    from compaction.desk.selectors import review_awaiting
+    from conversations.models import ScopeGrant
+    from django.contrib.auth.models import Group
+
+    support, created = User.objects.get_or_create(username="bench-support")
+    if created:
+        support.groups.add(Group.objects.get(name="support"))
+        for scope in SCOPES[1:3]:
+            ScopeGrant.objects.get_or_create(user=support, scope=scope)
+    support_client = Client()
+    support_client.force_login(support)
+    oldest = review_awaiting(user=staff).order_by("created_at", "generation_id").first().generation
+    oldest_support = review_awaiting(user=support).order_by("created_at", "generation_id").first().generation
+    queue_next = re.search(r'href="(\?[^"]*cursor=[^"]+)"', client.get("/review/").content.decode()).group(1)
+    measure("review queue", client, "/review/", n)
+    measure("review queue, 2nd page", client, "/review/" + queue_next.replace("&amp;", "&"), n)
+    measure("review queue, one scope", client, f"/review/?scope={SCOPES[1]}", n)
+    measure("review queue, one conversation", client, f"/review/?conversation={oldest.conversation.external_id}", n)
+    measure("review queue (support, 2 scopes)", support_client, "/review/", n)
+    measure("segment page, review mode", client, f"/jobs/{oldest.job_id}/?review=1", n)
+    measure("segment page, review mode (support)", support_client, f"/jobs/{oldest_support.job_id}/?review=1", n)
+    measure_post("review queue: next (claims one)", client, "/review/next/",
+                 {"from": oldest.pk, "direction": "next"}, n)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -27,7 +27,7 @@ from .engine.attempts import limit_after_grant
 from .engine.dispatch import jobs_enqueue_after_commit
 from .handoff.trigger import RollingThresholds, ThresholdError
 from .models import (AuditEvent, CompactionJob, DriftFinding, HandoffCheck, JobState, Policy, PromptVersion, Review,
-                     ScopePolicy, Verdict)
+                     ReviewClaim, ScopePolicy, SummaryGeneration, Verdict)
 from .models.handoff import TRIGGER_OPERATOR
 
 
@@ -265,32 +265,48 @@ NOTE = "a note (the reason for the verdict)"
 INVALID_CITATION = "invalid_citation"  # a verdict cited a finding that is not its note's
 
 
+def note_checked(note) -> str:
+    """The one rule for a verdict's note, for the desk, the API and
+    ``do_review_record``: a reason (``reason_checked``: required, trimmed,
+    at most ``REASON_MAX_CHARS`` characters)."""
+    return reason_checked(note, what=NOTE)
+
+
 def do_review_record(*, job: CompactionJob, reviewer, verdict: str, note: str, cited_findings=()) -> Review:
-    """A verdict on a job's summary, with its note (required, as every
-    reason); the newest one is current. ``cited_findings`` are ids of drift
-    findings of the judged note (SPEC §8) the verdict cites; one that is not
-    the note's refuses the whole verdict."""
+    """A verdict on a job's summary — bound to that generation, the summary
+    it judged (SPEC §11) — with its note (required, ``note_checked``). The
+    newest verdict that stands (``models.reviews``) is the summary's
+    current one. Refused: ``no_summary`` when the job has no generation
+    (nothing to judge), ``superseded`` when another job's summary counts for
+    the range now (a verdict there would not stand), ``invalid_citation``
+    when ``cited_findings`` (ids of drift findings the verdict cites, SPEC
+    §8) holds one that is not the judged note's."""
     if verdict not in Verdict.values:
         raise ActionRefused("invalid_verdict", f"verdict must be one of {Verdict.values}")
-    note = reason_checked(note, what=NOTE)
+    note = note_checked(note)
     cited = sorted(set(cited_findings))
     with transaction.atomic():
-        generation = getattr(job, "generation", None) if job.state == JobState.SUCCEEDED else None
-        findings = []
-        if cited:
-            findings = list(DriftFinding.objects.filter(pk__in=cited, generation=generation)) if generation else []
-            missing = sorted(set(cited) - {f.pk for f in findings})
-            if missing:
-                raise ActionRefused(INVALID_CITATION,
-                                    f"cited_findings: finding {missing[0]} is not a drift finding of this note")
-        previous = Review.objects.filter(job=job).newest_first().first()
+        job = CompactionJob.objects.select_for_update().select_related("conversation").get(pk=job.pk)
+        generation = SummaryGeneration.objects.filter(job_id=job.pk).first()
+        if generation is None:
+            raise ActionRefused("no_summary", f"job {job.pk} has no summary to judge (it is {job.state})")
+        _refuse_if_superseded(job)
+        findings = list(DriftFinding.objects.filter(pk__in=cited, generation=generation)) if cited else []
+        missing = sorted(set(cited) - {f.pk for f in findings})
+        if missing:
+            raise ActionRefused(INVALID_CITATION,
+                                f"cited_findings: finding {missing[0]} is not a drift finding of this note")
+        previous = Review.objects.standing().filter(generation=generation).newest_first().first()
         review = Review.objects.create(job=job, generation=generation, reviewer=reviewer, verdict=verdict, note=note)
         if findings:
             review.cited_findings.add(*findings)
-        after = {"verdict": verdict, "note": note, **({"cited_findings": cited} if cited else {})}
+        ReviewClaim.objects.filter(generation=generation, reviewer=reviewer).delete()
+        after = {"verdict": verdict, "note": note, "generation": generation.pk,
+                 **({"cited_findings": cited} if cited else {})}
         activity_log(actor=reviewer, action=AuditAction.REVIEW_RECORD, target_type="job", target_id=job.pk,
                      reason=note, scope=job.scope, conversation=job.conversation, job=job,
-                     before={"verdict": previous.verdict, "note": previous.note} if previous else None,
+                     before=({"verdict": previous.verdict, "note": previous.note,
+                              "generation": previous.generation_id} if previous else None),
                      after=after)
     return review
 

@@ -7,7 +7,10 @@ One audit record per job (range × prompt version): the whole source binding,
 the digest recomputed now (the planned segment's current digest; for a
 rolling hand-off job its material's, ``HandoffPlan.current_digest``) and
 whether it still matches, every attempt, the generation when there is one
-and the newest review verdict. A hand-off job's binding also names its
+and the verdict that stands on it (``review``: the newest review of that
+generation that still stands, ``models.reviews``; null when none — never
+reviewed, replaced by a newer generation, or its source changed after the
+verdict). A hand-off job's binding also names its
 parent generation and the parent note's digest, and, once its chain broke,
 where (``chain_break``: the generation whose material changed and the first
 changed pair); a hand-off job is valid only while its own material matches
@@ -59,7 +62,10 @@ def _or_none(text: str) -> str | None:
 
 def audit_jobs(*, user) -> QuerySet[CompactionJob]:
     """Every job ``user`` may see, annotated with what an audit record needs."""
-    latest_review = Review.objects.newest_of_job(OuterRef("pk"))
+    # The verdict that stands on the job's summary (``models.reviews``): none
+    # once the summary was replaced by a newer generation or its source
+    # changed after the verdict.
+    latest_review = Review.objects.standing_of_job(OuterRef("pk"))
     qs = (
         CompactionJob.objects.annotate(
             conversation_external_id=F("conversation__external_id"),

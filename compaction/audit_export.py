@@ -57,7 +57,7 @@ INNER_COLUMNS = (
     "id", "scope", "conversation_id", "conversation_external_id", "from_pair", "to_pair", "message_ids",
     "source_digest", "current_digest", "model_id", "prompt_version_name", "state", "attempts_used",
     "max_attempts", "last_failure_code", "created_at", "updated_at", "kind", "parent_generation_id",
-    "parent_digest", "break_generation_id", "break_pair", "source_changed_at",
+    "parent_digest", "break_generation_id", "break_pair", "source_changed_at", "latest_review_id",
 )
 
 # Bytes of COPY rows handed to the web server at once: large enough that the
@@ -170,18 +170,18 @@ CHAIN_BREAK = _object([
     ("pair", _j_int("j.break_pair")),
 ])
 
-# The review a record shows (SPEC §11 ``review``): the job's newest. This
-# join is the one place that says how a review belongs to what it judged;
-# it gives ``rv.verdict``, ``rv.reviewer``, ``rv.note``, ``rv.created_at``
-# (``rv.verdict`` NULL: no review). Keep it in step with
-# ``Review.objects.newest_of_job`` (compaction.audit reads that).
+# The review a record shows (SPEC §11 ``review``): the verdict that stands
+# on the job's summary. Which review that is has one home,
+# ``Review.objects.standing_of_job`` (``models.reviews``); the inner query
+# (``compaction.audit.audit_jobs``) carries its id as ``latest_review_id``,
+# and this join only reads that review. It gives ``rv.verdict``,
+# ``rv.reviewer``, ``rv.note``, ``rv.created_at`` (``rv.verdict`` NULL: none
+# stands).
 REVIEW_JOIN = """
 LEFT JOIN LATERAL (
     SELECT r.verdict, u.username AS reviewer, r.note, r.created_at
     FROM compaction_review r JOIN auth_user u ON u.id = r.reviewer_id
-    WHERE r.job_id = j.id
-    ORDER BY r.created_at DESC, r.id DESC
-    LIMIT 1
+    WHERE r.id = j.latest_review_id
 ) rv ON true"""
 
 # Lateral joins are nested loops over the inner query: the rows keep its order.

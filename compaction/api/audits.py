@@ -153,7 +153,10 @@ class AuditRecordSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
     attempts = AttemptSerializer(many=True)
     generation = GenerationRefSerializer(allow_null=True)
-    review = ReviewRefSerializer(allow_null=True, help_text="the newest verdict")
+    review = ReviewRefSerializer(
+        allow_null=True,
+        help_text="the verdict that stands on the job's summary; null when unreviewed (never, or again: "
+                  "replaced by a newer generation, or its source changed after the verdict)")
     kind = serializers.ChoiceField(choices=["segment", "handoff"],
                                    help_text="the binding kind: a 10-pair segment, or a rolling hand-off note")
     parent_generation = serializers.IntegerField(

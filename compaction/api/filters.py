@@ -107,7 +107,8 @@ class AuditFilter(df.FilterSet):
     )
     verdict = df.MultipleChoiceFilter(
         choices=[*Verdict.choices, (NO_VERDICT, "no verdict yet")], method="filter_verdict", distinct=False,
-        help_text="the newest review verdict (`none`: never reviewed); repeat for several",
+        help_text="the verdict that stands on the job's summary (`none`: unreviewed — never reviewed, replaced "
+                  "by a newer generation, or its source changed after the verdict); repeat for several",
     )
     drift_code = df.MultipleChoiceFilter(
         choices=DriftCode.choices, method="filter_drift_code",
@@ -150,13 +151,13 @@ class AuditFilter(df.FilterSet):
         wanted = [v for v in value if v != NO_VERDICT]
         condition = Q()
         if wanted:
-            latest = Review.objects.newest_of_job(OuterRef("pk")).values("verdict")[:1]
+            latest = Review.objects.standing_of_job(OuterRef("pk")).values("verdict")[:1]
             queryset = queryset.annotate(latest_verdict=Subquery(latest))
             condition |= Q(latest_verdict__in=wanted)
         if NO_VERDICT in value:
-            # "Never reviewed" is "no review exists": an anti-join, where
+            # "Unreviewed" is "no standing review exists": an anti-join, where
             # "the newest verdict is null" was a subquery run for every job.
-            condition |= ~Q(Exists(Review.objects.filter(job_id=OuterRef("pk"))))
+            condition |= ~Q(Exists(Review.objects.standing().filter(job_id=OuterRef("pk"))))
         return queryset.filter(condition)
 
 

@@ -1,5 +1,8 @@
-"""``POST /api/v1/reviews/``: a verdict on a job's summary (SPEC §1). The
-note is the reason and is required."""
+"""``POST /api/v1/reviews/``: a verdict on a job's summary (SPEC §1, §11).
+The verdict is bound to the job's generation (the summary it judged); a job
+without one answers ``409 no_summary``. The note is the reason and follows
+the one rule of ``actions.note_checked`` (required, trimmed, at most
+``REASON_MAX_CHARS`` characters), as on the desk."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from .throttles import WriteRateThrottle
 class ReviewSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     job = serializers.IntegerField()
-    generation = serializers.IntegerField(allow_null=True, help_text="the generation judged; null if none")
+    generation = serializers.IntegerField(help_text="the generation (summary) judged")
     verdict = serializers.ChoiceField(choices=Verdict.values)
     reviewer = serializers.CharField()
     note = serializers.CharField()
@@ -31,12 +34,18 @@ class ReviewSerializer(serializers.Serializer):
                                            help_text="the drift findings of the note this verdict cites")
 
 
+TOO_LONG = f"{actions.NOTE} is at most {REASON_MAX_CHARS} characters"
+
+
 class ReviewInputSerializer(serializers.Serializer):
     job = StrictIntegerField(min_value=1, max_value=MAX_ID, help_text="the job's id")
     verdict = serializers.ChoiceField(choices=Verdict.values)
-    note = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
-                           help_text="why this verdict, shown beside the summary; this or `reason` is required")
-    reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS, trim_whitespace=False,
+    note = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
+                           error_messages={"max_length": TOO_LONG},
+                           help_text="why this verdict, shown beside the summary; this or `reason` is required "
+                                     f"(trimmed, at most {REASON_MAX_CHARS} characters)")
+    reason = StrictCharField(required=False, allow_blank=True, max_length=REASON_MAX_CHARS,
+                             error_messages={"max_length": TOO_LONG},
                              help_text="the same as `note` (the name the other actions use); give one of them")
     cited_findings = serializers.ListField(
         child=StrictIntegerField(min_value=1, max_value=MAX_ID), required=False, max_length=1000,
@@ -52,8 +61,12 @@ class ReviewInputSerializer(serializers.Serializer):
 
 
 class ReviewCreateApi(StrictQueryMixin, APIView):
-    """Record a verdict on a job's summary. The note is the reason and is
-    required; the newest verdict is the job's current one."""
+    """Record a verdict on a job's summary, bound to its generation. The note
+    is the reason and is required; the newest verdict that stands is the
+    summary's current one (a summary replaced by a newer generation, or whose
+    source changed after its verdict, is unreviewed again). `409 no_summary`
+    when the job has no summary; `409 superseded` when another job's summary
+    counts for the range now."""
 
     permission_classes = [CanReview]
     throttle_classes = [WriteRateThrottle]
@@ -67,7 +80,7 @@ class ReviewCreateApi(StrictQueryMixin, APIView):
         data = serializer.validated_data
         try:
             # The action checks it too; here first, so a body without one is a 400 before any lookup.
-            actions.reason_checked(data["note"], what=actions.NOTE)
+            actions.note_checked(data["note"])
         except actions.ActionRefused as exc:
             raise ApiError(code=exc.code, message=f"reason: {exc.message}",
                            errors={"note": [exc.message], "reason": [exc.message]}) from None

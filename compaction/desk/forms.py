@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django import forms
 
-from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, reason_checked
+from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, note_checked, reason_checked
 from ..models import FailureCode, JobState, PromptVersion, Verdict
 from ..drift.words import code_choices
 from .selectors import AGE_CHOICES, CONVERSATION_SORTS, DRIFT_FOUND, OUTDATED_SUMMARY, QUEUE_STATES
@@ -60,6 +60,33 @@ class QueueFilterForm(forms.Form):
         ]
 
 
+class ReviewQueueFilterForm(forms.Form):
+    """The review queue's filters (``selectors.REVIEW_QUEUE_FILTERS``: one
+    field each, the same names)."""
+
+    scope = forms.ChoiceField(required=False)
+    conversation = forms.CharField(required=False, max_length=200, label="Conversation",
+                                   widget=forms.TextInput(attrs={"placeholder": "exact external id"}))
+    prompt_version = forms.ChoiceField(required=False, label="Prompt version")
+    model = forms.CharField(required=False, max_length=200, label="Model",
+                            widget=forms.TextInput(attrs={"placeholder": "exact model id"}))
+    older_than = forms.ChoiceField(required=False, label="Age",
+                                   choices=[("", "any age")] + [(k, f"older than {k}") for k in AGE_CHOICES])
+
+    def __init__(self, *args, scopes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scope"].choices = [("", "all scopes")] + [(s, s) for s in scopes]
+        self.fields["prompt_version"].choices = [("", "any")] + [
+            (n, n) for n in PromptVersion.objects.order_by("family", "version").values_list("name", flat=True)
+        ]
+
+    def filters(self) -> dict:
+        """The cleaned filters that have a value (an empty one is "any")."""
+        if not self.is_bound or not self.is_valid():
+            return {}
+        return {name: value for name, value in self.cleaned_data.items() if value}
+
+
 class ActivityFilterForm(forms.Form):
     action = forms.ChoiceField(required=False, choices=[("", "any action")] + [(a, a) for a in AuditAction.values])
     actor = forms.CharField(required=False, max_length=150, label="Who")
@@ -92,8 +119,11 @@ REASON_REQUIRED = "Give a reason: it is kept in the activity log."
 
 
 class VerdictForm(forms.Form):
+    """A verdict and its note, under the one rule of ``actions.note_checked``
+    (the API's too)."""
+
     verdict = forms.ChoiceField(choices=Verdict.choices, widget=forms.RadioSelect)
-    note = _reason_field(NOTE_REQUIRED, rows=3)
+    note = _reason_field(NOTE_REQUIRED, rows=4)
     # Drift findings of the note the verdict cites (ids; the action checks they are the note's).
     cite = forms.TypedMultipleChoiceField(required=False, coerce=int, label="Cite drift findings")
 
@@ -102,7 +132,10 @@ class VerdictForm(forms.Form):
         self.fields["cite"].choices = [(f.pk, str(f.pk)) for f in findings]
 
     def clean_note(self):
-        return _clean_reason(self.cleaned_data["note"], NOTE_REQUIRED)
+        try:
+            return note_checked(self.cleaned_data["note"])
+        except ActionRefused as exc:
+            raise forms.ValidationError(NOTE_REQUIRED if exc.code == "reason_required" else exc.message) from None
 
 
 class ReasonForm(forms.Form):

@@ -13,11 +13,12 @@ rows on the page.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, prefetch_related_objects
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
@@ -25,10 +26,12 @@ from conversations.selectors import conversations_visible, in_scopes_of, user_sc
 
 from ..activity import activity_events
 from ..digest import digest_input, source_digest
-from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
-from ..models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page, rows_after
+from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, ReviewAwaiting,
+                      ReviewClaim, SummaryGeneration, verdict_stands)
 from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
 from .presenters import STATE_ORDER, diff_rows
+from .segment import answer_pieces, kept_by_message, source_anchor, summary_pieces, word_diff
 
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
 # The queue's other kind of trouble: a succeeded summary whose source changed
@@ -64,8 +67,16 @@ def _day_start_utc(day):
     return datetime.combine(day, datetime.min.time(), tzinfo=dt_timezone.utc)
 
 
-def _latest_review_with_verdict(verdict: str):
-    return Review.objects.newest_per_job().filter(job__conversation=OuterRef("pk"), verdict=verdict)
+def _standing_verdicts_of_conversation(verdict: str):
+    """A conversation's reviews that are the current verdict on their
+    summary (the newest review of that generation that stands,
+    ``models.reviews``) and say ``verdict``. A later review of the same
+    generation stands whenever this one does (same job, later than any
+    source change), so "newest" needs no second look at the rule."""
+    later = Review.objects.filter(generation_id=OuterRef("generation_id")).filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id")))
+    return (Review.objects.standing().filter(job__conversation_id=OuterRef("pk"), verdict=verdict)
+            .exclude(Exists(later)))
 
 
 DRIFT_FOUND = "found"  # the drift filter's "any finding"; else a finding code (SPEC §8)
@@ -96,7 +107,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
                   else Q(state=has))
         qs = qs.filter(Exists(CompactionJob.objects.filter(wanted, conversation=OuterRef("pk")).not_superseded()))
     if verdict:
-        qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
+        qs = qs.filter(Exists(_standing_verdicts_of_conversation(verdict)))
     if drift:
         # A hand-off note of the conversation (any generation) with such a finding.
         qs = qs.filter(Exists(_drift_findings(drift).filter(generation__conversation_id=OuterRef("pk"))))
@@ -172,7 +183,8 @@ class SegmentView:
     job: CompactionJob | None = None
     jobs: list = field(default_factory=list)
     source_valid: bool | None = None
-    review: Review | None = None
+    review: Review | None = None  # the verdict that stands on the job's summary
+    review_lapsed: bool = False  # reviewed once, but no verdict stands now
 
 
 def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[CompactionJob | None, str, bool | None]:
@@ -214,7 +226,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         .only(*JOB_ROW_FIELDS)
         .order_by("from_pair", "id")
     )
-    reviews = latest_reviews(job_ids=[j.pk for j in jobs])
+    reviews = reviews_by_job(job_ids=[j.pk for j in jobs])
     by_range: dict[int, list[CompactionJob]] = {}
     for job in jobs:
         by_range.setdefault(job.from_pair, []).append(job)
@@ -225,12 +237,12 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         range_jobs = by_range.pop(seg.from_pair, [])
         job, state, valid = _pick_current_job(range_jobs, seg.digest)
         views.append(SegmentView(seg.from_pair, seg.to_pair, seg.digest, state, job, jobs=range_jobs,
-                                 source_valid=valid, review=reviews.get(job.pk) if job else None))
+                                 source_valid=valid, **_standing(job, range_jobs, reviews)))
     # Ranges that once had jobs but are no longer planned (history rewritten).
     for from_pair, old_jobs in sorted(by_range.items()):
         job, _, _ = _pick_current_job(old_jobs, None)
         views.append(SegmentView(from_pair, old_jobs[0].to_pair, None, "unplanned", job, jobs=old_jobs,
-                                 source_valid=False, review=reviews.get(job.pk) if job else None))
+                                 source_valid=False, **_standing(job, old_jobs, reviews)))
     views.sort(key=lambda v: v.from_pair)
 
     planned_to = max((s.to_pair for s in segments), default=-1)
@@ -274,13 +286,35 @@ def generation_state(generation, job: CompactionJob | None, range_jobs: list[Com
     return GENERATION_VALID
 
 
-def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
+def reviews_by_job(*, job_ids: list[int]) -> dict[int, list[Review]]:
+    """Each job's reviews, newest first: one query."""
+    out: dict[int, list[Review]] = {}
     if not job_ids:
-        return {}
-    latest: dict[int, Review] = {}
+        return out
     for review in Review.objects.filter(job_id__in=job_ids).select_related("reviewer").newest_first():
-        latest.setdefault(review.job_id, review)
-    return latest
+        out.setdefault(review.job_id, []).append(review)
+    return out
+
+
+def standing_review(job: CompactionJob, reviews: list[Review], *, superseded: bool) -> Review | None:
+    """The newest of ``reviews`` (one job's, newest first) whose verdict
+    stands (``models.reviews.verdict_stands``)."""
+    for review in reviews:
+        if verdict_stands(review_created_at=review.created_at, review_generation_id=review.generation_id,
+                          superseded=superseded, source_changed_at=job.source_changed_at):
+            return review
+    return None
+
+
+def _standing(job, range_jobs, reviews) -> dict:
+    if job is None:
+        return {}
+    own = reviews.get(job.pk, [])
+    review = standing_review(job, own, superseded=job.superseded_by([j for j in range_jobs if j.pk != job.pk])
+                             is not None)
+    # Reviewed once (this summary or one it replaced), but no verdict stands now.
+    judged = any(r.generation_id for j in range_jobs for r in reviews.get(j.pk, []))
+    return {"review": review, "review_lapsed": judged and review is None}
 
 
 # --- one job (the segment page) ------------------------------------------------
@@ -348,7 +382,7 @@ def job_detail(*, job: CompactionJob) -> dict:
             if msg is None:
                 changed.append(ChangedMessage(pos, role, ext, cur, [], note="message no longer stored"))
             elif msg.pk in revs:
-                changed.append(ChangedMessage(pos, role, ext, cur, diff_rows(revs[msg.pk].content, msg.content),
+                changed.append(ChangedMessage(pos, role, ext, cur, word_diff(revs[msg.pk].content, msg.content),
                                               note=f"edited (revision {revs[msg.pk].number} → current)"))
             elif cur != ext:
                 changed.append(ChangedMessage(pos, role, ext, cur, [],
@@ -356,12 +390,6 @@ def job_detail(*, job: CompactionJob) -> dict:
 
     attempts = list(Attempt.objects.filter(job=job).order_by("number"))
     generation = SummaryGeneration.objects.filter(job=job).select_related("prompt_version").first()
-    reviews = Review.objects.newest_of_job(job.pk).select_related("reviewer")
-    # Only a hand-off note has drift findings a verdict can cite.
-    reviews = list(reviews.prefetch_related("cited_findings") if job.kind != SEGMENT_KIND else reviews)
-    for r in reviews:
-        r.cites = list(r.cited_findings.all()) if job.kind != SEGMENT_KIND else []
-    drift_findings = _findings_in_words(generation)
     segment = Segment.objects.filter(conversation=conversation, from_pair=job.from_pair).only("digest").first()
     other_jobs = list(
         CompactionJob.objects.filter(conversation=conversation, kind=job.kind, from_pair=job.from_pair)
@@ -373,19 +401,54 @@ def job_detail(*, job: CompactionJob) -> dict:
     for other in other_jobs:
         other.shown_state = other.display_state(
             superseded=other.superseded_by([j for j in range_jobs if j.pk != other.pk]) is not None)
+    superseded_by = job.superseded_by(other_jobs)
+    # The verdict history of the range: every review of every job of it.
+    range_reviews = list(
+        Review.objects.filter(job_id__in=[job.pk, *(o.pk for o in other_jobs)])
+        .select_related("reviewer", "generation").newest_first()
+    )
+    # Only a hand-off note has drift findings a verdict can cite.
+    if job.kind != SEGMENT_KIND:
+        prefetch_related_objects(range_reviews, "cited_findings")
+    for r in range_reviews:
+        r.cites = list(r.cited_findings.all()) if job.kind != SEGMENT_KIND else []
+    drift_findings = _findings_in_words(generation)
+    jobs_by_id = {o.pk: o for o in other_jobs} | {job.pk: job}
+    for r in range_reviews:
+        of = jobs_by_id[r.job_id]
+        r.stands = verdict_stands(
+            review_created_at=r.created_at, review_generation_id=r.generation_id,
+            superseded=(of.superseded_by([o for o in jobs_by_id.values() if o.pk != of.pk]) is not None),
+            source_changed_at=of.source_changed_at)
+    own_reviews = [r for r in range_reviews if r.job_id == job.pk]
+    review = next((r for r in own_reviews if r.stands), None)
+    anchors: dict[str, str] = {}
+    for p in pairs:
+        p.user_anchor = source_anchor(p.index, "user")
+        p.assistant_anchor = source_anchor(p.index, "assistant")
+        anchors.setdefault(p.user_message.external_id, p.user_anchor)
+        anchors.setdefault(p.assistant_message.external_id, p.assistant_anchor)
+    extractive = generation is not None and job.kind == SEGMENT_KIND and generation.model_id.startswith("extractive")
+    kept = kept_by_message(generation.text) if extractive else {}
+    for p in pairs:
+        p.assistant_pieces = answer_pieces(p.assistant_message.content, kept.get(p.assistant_message.external_id))
+        p.kept_count = sum(1 for piece in p.assistant_pieces if piece.kind == "kept")
     return {
         "pairs": pairs,
+        "summary_pieces": summary_pieces(generation.text, anchors) if generation else [],
+        "marks_kept": extractive,
         "current_digest": current_digest,
         "source_valid": source_valid,
         "planned_digest": segment.digest if segment else None,
         "changed": changed,
         "attempts": attempts,
         "generation": generation,
-        "reviews": reviews,
-        "review": reviews[0] if reviews else None,
+        "reviews": range_reviews,
+        "review": review,
+        "review_lapsed": _lapsed(review, own_reviews, range_reviews, superseded=superseded_by is not None),
         "drift_findings": drift_findings,
         "other_jobs": other_jobs,
-        "superseded_by": job.superseded_by(other_jobs),
+        "superseded_by": superseded_by,
     }
 
 
@@ -409,6 +472,19 @@ def _findings_in_words(generation: SummaryGeneration | None) -> list:
     for f in findings:
         f.kind_title, f.code_title = words.kind_title(f.kind), words.code_title(f.code)
     return findings
+
+
+def _lapsed(review, own_reviews, range_reviews, *, superseded: bool) -> str:
+    """Why no verdict stands although the range was judged: ``"replaced"``
+    or ``"source_changed"`` (this summary's verdict), ``"earlier_summary"``
+    (a verdict on a summary this range had before); ``""`` otherwise."""
+    if review is not None:
+        return ""
+    if any(r.generation_id for r in own_reviews):
+        return "replaced" if superseded else "source_changed"
+    if any(r.generation_id for r in range_reviews):
+        return "earlier_summary"
+    return ""
 
 
 def job_is_settled(job: CompactionJob) -> bool:
@@ -588,8 +664,6 @@ def _chain_drift(conversation: Conversation, rows: list[ChainGeneration]) -> Non
     on their note lines, counted by kind, in plain words, with links to the
     messages that prove them (the job page of the generation whose material
     holds each). Three queries whatever the chain's length."""
-    from urllib.parse import quote
-
     from django.urls import reverse
 
     from ..drift import words
@@ -608,19 +682,15 @@ def _chain_drift(conversation: Conversation, rows: list[ChainGeneration]) -> Non
     if cited:
         found = list(Message.objects.filter(conversation=conversation, external_id__in=cited)
                      .values_list("external_id", "role", "run_id", "content"))
-        pair_of_run = {}
-        user_of_pair = {}
-        for index, run_id, user_id in Pair.objects.filter(
-                conversation=conversation, run_id__in={run for _, _, run, _ in found}).values_list(
-                "index", "run_id", "user_message__external_id"):
-            pair_of_run[run_id] = index
-            user_of_pair[index] = user_id
+        pair_of_run = dict(Pair.objects.filter(
+            conversation=conversation, run_id__in={run for _, _, run, _ in found}).values_list("run_id", "index"))
         for external_id, role, run_id, content in found:
             index = pair_of_run.get(run_id)
             job = next((r.job.pk for r in rows if index is not None
                         and r.generation.from_pair <= index <= r.generation.to_pair), None)
-            anchor = external_id if role != "tool" else user_of_pair.get(index, "")
-            url = f"{reverse('desk-job', args=[job])}#msg-{quote(anchor, safe='')}" if job is not None else None
+            # The source card on the job page (a tool result: its pair's user message).
+            anchor = source_anchor(index, "assistant" if role == "assistant" else "user") if index is not None else ""
+            url = f"{reverse('desk-job', args=[job])}#{anchor}" if job is not None and anchor else None
             text = " ".join(content.split())
             messages[external_id] = ProvingMessage(external_id, role, index, url,
                                                    text if len(text) <= 140 else text[:139] + "…")
@@ -642,3 +712,167 @@ def _chain_drift(conversation: Conversation, rows: list[ChainGeneration]) -> Non
                 on_line.setdefault(f.line, []).append(f)
         r.whole_note_findings = [f for f in findings if f.line is None]
         r.note_lines = [(n, text, on_line.get(n, [])) for n, text in enumerate(r.generation.text.splitlines(), 1)]
+
+
+# --- the review queue (issue 16 item 2) -----------------------------------------------
+
+REVIEW_QUEUE = Keyset("desk-review", ("created_at", "generation_id"), (TIME, ID))
+# What "x of N left" counts up to; past it the page says "500+" (a reviewer
+# needs to know there is much left, not how much; counting costs per row).
+REVIEW_COUNT_CAP = 500
+
+
+def _review_filter_scope(qs, value):
+    return qs.filter(scope=value)
+
+
+def _review_filter_conversation(qs, value):
+    return qs.filter(generation__conversation__external_id=value)
+
+
+def _review_filter_prompt_version(qs, value):
+    return qs.filter(generation__prompt_version__name=value)
+
+
+def _review_filter_model(qs, value):
+    return qs.filter(generation__model_id=value)
+
+
+def _review_filter_older_than(qs, value):
+    return qs.filter(created_at__lte=timezone.now() - AGE_CHOICES[value]) if value in AGE_CHOICES else qs
+
+
+# The queue's filters, by query-string name (``forms.ReviewQueueFilterForm``
+# has a field for each). A new one — "drift found", once drift checks exist
+# (issue 14) — is one function here and one form field.
+REVIEW_QUEUE_FILTERS = {
+    "scope": _review_filter_scope,
+    "conversation": _review_filter_conversation,
+    "prompt_version": _review_filter_prompt_version,
+    "model": _review_filter_model,
+    "older_than": _review_filter_older_than,
+}
+
+
+def review_awaiting(*, user, **filters) -> QuerySet[ReviewAwaiting]:
+    """Summaries awaiting a verdict in ``user``'s scopes, as ``ReviewAwaiting``
+    rows (their ``pk`` is the generation's): every generation — segment
+    summaries and rolling hand-off notes alike — that no review has judged
+    yet and that counts for its range now (its job not superseded, its
+    source unchanged: a summary whose source changed needs re-planning, not
+    a verdict). With the source unchanged, no verdict stands on a summary
+    exactly when it was never reviewed (``models.reviews``). Read oldest
+    first through ``review_awaiting_order``: the summaries already reviewed
+    are not in the table, so they cost nothing however many there are."""
+    # With its own source current, a job is superseded exactly when a newer
+    # job of its range is bound to the current source (``superseded_by``):
+    # one anti-join the planner can walk the queue's index with.
+    newer_current = CompactionJob.objects.filter(
+        kind=OuterRef("generation__kind"), conversation_id=OuterRef("generation__conversation_id"),
+        from_pair=OuterRef("generation__from_pair"), pk__gt=OuterRef("generation__job_id"),
+        source_changed_at__isnull=True).exclude(state=JobState.STALE)
+    qs = (
+        ReviewAwaiting.objects.filter(generation__job__source_changed_at__isnull=True)
+        .exclude(generation__job__state=JobState.STALE)
+        .exclude(Exists(newer_current))
+    )
+    qs = in_scopes_of(qs, user=user)
+    for name, value in filters.items():
+        if value:
+            qs = REVIEW_QUEUE_FILTERS[name](qs, value)
+    return qs
+
+
+@contextmanager
+def _serial_plan():
+    """Run the queue's reads without parallel workers on PostgreSQL: they
+    walk an index for a bounded number of rows (a few ms), and starting a
+    worker costs more than that on a busy machine."""
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        yield
+
+
+def _claimed_by_others(user, now):
+    return Exists(ReviewClaim.objects.filter(generation_id=OuterRef("pk"), expires_at__gt=now).exclude(reviewer=user))
+
+
+@dataclass
+class ReviewStanding:
+    left: int  # summaries awaiting a verdict under these filters (at most REVIEW_COUNT_CAP)
+    capped: bool  # more than that
+    position: int | None  # 1-based place of the current item among them
+
+
+def review_left(*, user, filters: dict, current: SummaryGeneration | None = None) -> ReviewStanding:
+    """How many are left and where ``current`` stands among them: one query
+    that counts at most ``REVIEW_COUNT_CAP + 1`` rows of the queue's index
+    (never everything), in the database."""
+    keys = (review_awaiting(user=user, **filters).order_by("created_at", "generation_id")
+            .values_list("created_at", "generation_id")[:REVIEW_COUNT_CAP + 1])
+    sql, params = keys.query.sql_with_params()
+    before = "1 = 0"
+    extra: list = []
+    if current is not None:
+        before = "t.created_at < %s OR (t.created_at = %s AND t.generation_id < %s)"
+        extra = [current.created_at, current.created_at, current.pk]
+    from django.db import connection
+
+    with _serial_plan(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {before} THEN 1 ELSE 0 END), 0), "
+                       f"COALESCE(SUM(CASE WHEN t.generation_id = %s THEN 1 ELSE 0 END), 0) FROM ({sql}) t",
+                       [*extra, current.pk if current is not None else 0, *params])
+        count, ahead, present = cursor.fetchone()
+    position = None
+    if current is not None and (present or (ahead == 0 and count)):
+        position = ahead + 1
+    return ReviewStanding(left=min(count, REVIEW_COUNT_CAP), capped=count > REVIEW_COUNT_CAP, position=position)
+
+
+def review_queue_page(*, user, filters: dict, cursor: str | None = None, page_size: int = 50) -> Page:
+    """One page of the queue, oldest first: its rows are the generations,
+    each with who holds a claim on it (one more query for the page)."""
+    qs = (review_awaiting(user=user, **filters)
+          .select_related("generation__conversation", "generation__prompt_version")
+          .only("generation_id", "created_at", "scope", "generation__job_id", "generation__number",
+                "generation__kind", "generation__scope", "generation__from_pair", "generation__to_pair",
+                "generation__model_id", "generation__text_bytes", "generation__created_at",
+                "generation__conversation_id", "generation__conversation__external_id",
+                "generation__prompt_version__name"))
+    with _serial_plan():
+        page = REVIEW_QUEUE.page(qs, cursor=cursor, size=page_size)
+    claims = {c.generation_id: c for c in ReviewClaim.objects.filter(
+        generation_id__in=[r.generation_id for r in page.rows], expires_at__gt=timezone.now())
+        .select_related("reviewer")}
+    rows = []
+    for r in page.rows:
+        r.generation.claim = claims.get(r.generation_id)
+        rows.append(r.generation)
+    page.rows = rows
+    return page
+
+
+def review_candidates(*, user, filters: dict, after: SummaryGeneration | None = None, backwards: bool = False,
+                      limit: int = 10) -> list[SummaryGeneration]:
+    """The next few summaries this reviewer may be given, in queue order
+    after ``after`` (before it, nearest first, when ``backwards``): not held
+    by another reviewer's live claim. Claiming them is
+    ``reviewclaims.review_claim_take``'s; a candidate lost to a race is
+    skipped for the next."""
+    qs = review_awaiting(user=user, **filters).exclude(_claimed_by_others(user, timezone.now()))
+    order = ["-created_at", "-generation_id"] if backwards else ["created_at", "generation_id"]
+    position = [after.created_at, after.pk] if after is not None else None
+    rows = rows_after(qs, order=order, position=position).select_related("generation").only(
+        "generation_id", "created_at", "generation__job_id", "generation__created_at")[:limit]
+    return [r.generation for r in rows]
+
+
+def review_generation_get(*, user, generation_id: int) -> SummaryGeneration | None:
+    return in_scopes_of(SummaryGeneration.objects.only("id", "job_id", "created_at", "scope"),
+                        user=user).filter(pk=generation_id).first()

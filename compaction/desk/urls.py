@@ -3,7 +3,7 @@ views module per page."""
 
 from django.urls import path
 
-from .views import activity, conversation, conversations, job, queue
+from .views import activity, conversation, conversations, job, queue, review
 
 urlpatterns = [
     path("", conversations.conversation_list, name="desk-conversations"),
@@ -18,4 +18,8 @@ urlpatterns = [
     path("queue/", queue.queue, name="desk-queue"),
     path("queue/rerun/", queue.queue_rerun, name="desk-queue-rerun"),
     path("activity/", activity.activity, name="desk-activity"),
+    path("review/", review.review_queue, name="desk-review"),
+    path("review/next/", review.review_next, name="desk-review-next"),
+    path("review/release/", review.review_release, name="desk-review-release"),
+    path("review/renew/", review.review_renew, name="desk-review-renew"),
 ]

@@ -6,7 +6,7 @@ One module per kind of record; every model name is importable from
 * ``prompts``      PromptVersion (frozen once used)
 * ``jobs``         CompactionJob, Attempt and their states
 * ``generations``  SummaryGeneration (immutable)
-* ``reviews``      Review and its Verdict
+* ``reviews``      Review, its Verdict and the rule for whether it stands; ReviewClaim, ReviewAwaiting
 * ``audit``        AuditEvent: the log of human actions
 * ``admission``    AdmissionSlot (the global bound on model calls)
 * ``policies``     ScopePolicy: a scope's policy, segments or rolling (SPEC §7)
@@ -25,13 +25,14 @@ from .jobs import (SEGMENT_KIND, SETTLED_STATES, Attempt, AttemptOutcome, Compac
                    FailureCode, JobState, attempt_limit)
 from .policies import Policy, ScopePolicy
 from .prompts import FROZEN_PROMPT_FIELDS, FrozenPromptError, PromptVersion
-from .reviews import Review, Verdict
+from .reviews import Review, ReviewAwaiting, ReviewClaim, Verdict, verdict_stands
 
 __all__ = [
     "AdmissionSlot", "Attempt", "AttemptOutcome", "AuditEvent", "CompactionJob", "CompactionJobQuerySet",
     "DriftCode", "DriftFinding", "DriftKind", "DriftReport",
     "FROZEN_PROMPT_FIELDS", "FailureCode", "FrozenPromptError", "GenerationQuerySet", "HandoffCheck", "HandoffPlan",
-    "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "SEGMENT_KIND",
+    "ImmutableGenerationError", "JobState", "MessageTokens", "Policy", "PromptVersion", "Review", "ReviewAwaiting",
+    "ReviewClaim", "SEGMENT_KIND",
     "SETTLED_STATES", "ScopePolicy", "SummaryGeneration", "Verdict",
-    "attempt_limit",
+    "attempt_limit", "verdict_stands",
 ]

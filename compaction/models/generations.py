@@ -48,6 +48,8 @@ class SummaryGeneration(SourceBinding):
         ]
         indexes = [
             models.Index(fields=["conversation", "from_pair"], name="generation_conversation_range"),
+            # The review queue: summaries oldest first (issue 16).
+            models.Index(fields=["created_at", "id"], name="generation_created"),
         ]
 
     def save(self, *args, **kwargs):

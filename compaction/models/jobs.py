@@ -50,19 +50,32 @@ SUPERSEDED = "superseded"
 SOURCE_CHANGED = "source_changed"
 
 
-def _superseded_conditions():
-    """The two SQL conditions under which a job is superseded (the rule of
+def _superseded_conditions(prefix: str = ""):
+    """The two SQL conditions under which a job (its fields under
+    ``prefix``, e.g. ``"job__"`` from a review) is superseded (the rule of
     ``CompactionJob.superseded_by``): a newer job of its range is bound to
     the current source; or its own source changed and another job is bound
-    to the current source, or a newer one exists."""
+    to the current source, or a newer one exists. Two index lookups per row
+    (``job_conversation_range``)."""
+    def ref(name):
+        return models.OuterRef(f"{prefix}{name}")
+
     others = CompactionJob.objects.filter(
-        kind=models.OuterRef("kind"), conversation_id=models.OuterRef("conversation_id"),
-        from_pair=models.OuterRef("from_pair"),
-    ).exclude(pk=models.OuterRef("pk"))
+        kind=ref("kind"), conversation_id=ref("conversation_id"), from_pair=ref("from_pair"),
+    ).exclude(pk=ref("id"))
     current = _bound_to_current_source()
-    newer = models.Q(pk__gt=models.OuterRef("pk"))
+    newer = models.Q(pk__gt=ref("id"))
+    own_current = (models.Q(**{f"{prefix}source_changed_at__isnull": True})
+                   & ~models.Q(**{f"{prefix}state": JobState.STALE}))
     return (models.Exists(others.filter(current, newer)),
-            ~current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer))))
+            ~own_current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer))))
+
+
+def superseded_condition(prefix: str = "") -> models.Q:
+    """True for a job that another job of its range supersedes (see
+    ``_superseded_conditions``), as one condition."""
+    newer_current, own_changed = _superseded_conditions(prefix)
+    return newer_current | own_changed
 
 
 class CompactionJobQuerySet(models.QuerySet):

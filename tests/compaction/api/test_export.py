@@ -71,7 +71,8 @@ def test_csv_neutralises_cells_that_a_spreadsheet_would_run(clients, users):
     succeed(job, text="=cmd|' /C calc'!A0")
     from compaction.models import Review
 
-    Review.objects.create(job=job, reviewer=users["support"], verdict="needs_work", note="@SUM(1+1)")
+    Review.objects.create(job=job, generation=job.generation, reviewer=users["support"], verdict="needs_work",
+                          note="@SUM(1+1)")
     conv2 = ingest(35, external_id="+1-555", scope="default")
     (job2,) = conversation_plan(conversation=conv2)
     exhaust(job2)

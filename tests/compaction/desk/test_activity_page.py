@@ -38,7 +38,9 @@ def test_activity_shows_a_first_verdict_as_new_fields_and_a_second_as_what_chang
     do_review_record(job=world.succeeded, reviewer=world.support, verdict="approved", note="dates missing")
     rows = as_user(world.support).get(reverse("desk-activity")).context["rows"]
     second, first = rows
-    assert first.changes == [{"field": "note", "before": "—", "after": "dates missing"},
+    generation = world.succeeded.generation.pk
+    assert first.changes == [{"field": "generation", "before": "—", "after": str(generation)},
+                             {"field": "note", "before": "—", "after": "dates missing"},
                              {"field": "verdict", "before": "—", "after": "needs_work"}]
     assert second.changes == [{"field": "verdict", "before": "needs_work", "after": "approved"}]
 

@@ -13,8 +13,10 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from compaction.desk.segment import source_anchor
 from compaction.drift import words
 from compaction.models import AuditEvent, DriftCode, DriftFinding, DriftReport, Review
+from conversations.models import Message, Pair
 from tests.compaction.bindings.rolling import ScriptedHandoffModel, ingest, rolling_document, rolling_scope, run_chain
 from tests.compaction.desk.conftest import XSS
 from tests.factories import make_user
@@ -38,6 +40,14 @@ def _support(as_user):
     return as_user(make_user("sue", role="support"))
 
 
+def _card(conversation, message_id: str) -> str:
+    """The source card a message is shown in on the job page: its pair's
+    user or assistant card (a tool result: its pair's user card)."""
+    message = Message.objects.get(conversation=conversation, external_id=message_id)
+    index = Pair.objects.get(conversation=conversation, run_id=message.run_id).index
+    return source_anchor(index, "assistant" if message.role == "assistant" else "user")
+
+
 def test_each_finding_is_highlighted_on_its_line_in_plain_words_and_linked_to_its_messages(as_user, chain):
     conversation, generations = chain
     html = _page(_support(as_user), conversation)
@@ -58,7 +68,7 @@ def test_each_finding_is_highlighted_on_its_line_in_plain_words_and_linked_to_it
         for message_id in f.message_ids:
             # The proving message: the job page of the generation whose material holds it, at the message.
             holder = next(x for x in generations if message_id in x.message_ids)
-            assert f'href="/jobs/{holder.job_id}/#msg-{message_id}"' in html
+            assert f'href="/jobs/{holder.job_id}/#{_card(conversation, message_id)}"' in html
     # Unmarked lines are shown too, numbered.
     assert '<span class="note-line"><span class="ln">' in html
 
@@ -67,7 +77,7 @@ def test_the_job_page_anchors_each_message_a_finding_links_to(as_user, chain):
     conversation, (g1, *_) = chain
     html = _support(as_user).get(reverse("desk-job", args=[g1.job_id])).content.decode()
     for message_id in g1.message_ids:
-        assert f'id="msg-{message_id}"' in html
+        assert f'id="{_card(conversation, message_id)}"' in html
 
 
 def test_each_generation_counts_its_findings_by_kind_and_says_when_it_is_clean_or_unchecked(as_user, chain):

@@ -25,7 +25,10 @@ def test_segment_page_shows_three_columns_attempts_and_binding(as_user, world):
 
 def test_segment_page_shows_summary_of_succeeded_job(as_user, world):
     html = as_user(world.support).get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
-    assert "Summary of the ten answers: fees were 0.00 to 9.09 EUR [a-0]." in html
+    # The label is a link to its source card.
+    assert ('Summary of the ten answers: fees were 0.00 to 9.09 EUR '
+            '<a class="cite" href="#src-0-assistant" title="show message a-0">[a-0]</a>.') in html
+    assert 'id="src-0-assistant"' in html
     assert "generation 1" in html
 
 
@@ -43,9 +46,11 @@ def test_stale_segment_names_changed_messages_with_a_diff_of_their_revisions(as_
     assert "✗ source changed" in html
     (change,) = response.context["changed"]
     assert change.bound_id == "a-1" and change.role == "assistant"
-    assert ("del", "-Answer 1: the fee was 1.01 EUR as of 2026-10-02.") in change.diff
-    assert ("add", "+Answer 1: the fee was 7.77 EUR, corrected.") in change.diff
-    assert '<span class="d-add">+Answer 1: the fee was 7.77 EUR, corrected.</span>' in html
+    # A word-level diff: only the words that changed are marked.
+    assert change.diff[0] == ("eq", "Answer 1: the fee was ")
+    assert ("del", "as of 2026-10-02") in change.diff and ("add", "corrected") in change.diff
+    assert ("del", "01") in change.diff and ("add", "77") in change.diff
+    assert '<del class="w-del">as of 2026-10-02</del><ins class="w-add">corrected</ins>' in html
 
 
 def test_job_of_another_scope_is_404(as_user, world):
@@ -58,7 +63,10 @@ def test_operator_sees_rerun_and_grant_forms_support_does_not(as_user, world):
     assert "Re-run this range" in as_user(world.operator).get(url).content.decode()
     support_html = as_user(world.support).get(url).content.decode()
     assert "Re-run this range" not in support_html and "Grant one more attempt" not in support_html
-    assert "Record verdict" in support_html
+    # A failed job has no summary to judge; a succeeded one has the verdict form.
+    assert "No summary to judge" in support_html and "Record verdict" not in support_html
+    succeeded = as_user(world.support).get(reverse("desk-job", args=[world.succeeded.pk])).content.decode()
+    assert "Record verdict" in succeeded
 
 
 def test_unsettled_job_polls_and_settled_job_does_not(as_user, world):
@@ -194,7 +202,8 @@ def test_reviewers_record_a_verdict_and_it_is_audited(as_user, world, role):
     review = Review.objects.get()
     assert review.reviewer == user and review.verdict == "needs_work" and review.generation is not None
     assert AuditEvent.objects.get(action="review.record").after == {"verdict": "needs_work",
-                                                                    "note": "misses the refund date"}
+                                                                    "note": "misses the refund date",
+                                                                    "generation": review.generation_id}
 
 
 def test_verdict_over_htmx_returns_the_review_region(as_user, world):

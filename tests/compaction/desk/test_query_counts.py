@@ -56,10 +56,10 @@ def test_segment_page_query_count_is_independent_of_attempts_and_reviews(as_user
     from compaction.actions import do_review_record
 
     client = as_user(world.operator)
-    url = reverse("desk-job", args=[world.failed.pk])
+    url = reverse("desk-job", args=[world.succeeded.pk])
     small, _ = queries(client, url)
     for i in range(5):
-        do_review_record(job=world.failed, reviewer=world.support, verdict="needs_work", note=f"note {i}")
+        do_review_record(job=world.succeeded, reviewer=world.support, verdict="needs_work", note=f"note {i}")
     grow(3, 40)
     large, sql = queries(client, url)
     assert large == small, sql
@@ -77,3 +77,28 @@ def test_list_pages_query_count_is_independent_of_data_size(as_user, world, name
             do_job_rerun(job=job, actor=world.operator, reason="grow the log")
     large, sql = queries(client, reverse(name))
     assert large == small, sql
+
+
+def test_review_pages_query_count_is_independent_of_data_size(as_user, world):
+    """The review queue and the review-mode segment page (issue 16): more
+    summaries, more reviews and more claims do not add queries."""
+    from compaction import actions, reviewclaims
+    from compaction.models import SummaryGeneration
+    from tests.factories import make_user
+
+    client = as_user(world.support)
+    review_url = f"{reverse('desk-job', args=[world.succeeded.pk])}?review=1"
+    small_queue, _ = queries(client, reverse("desk-review"))
+    queries(client, review_url)  # takes the claim; every later view renews it
+    small_review, _ = queries(client, review_url)
+    grow(6, 60)
+    rita = make_user("rita", role="support")
+    gens = list(SummaryGeneration.objects.exclude(job=world.succeeded).order_by("id"))
+    for g in gens[::2]:
+        actions.do_review_record(job=g.job, reviewer=rita, verdict="approved", note="fine")
+    for g in gens[1::2]:
+        reviewclaims.review_claim_take(generation_id=g.pk, reviewer=rita)
+    large_queue, sql = queries(client, reverse("desk-review"))
+    assert large_queue == small_queue, sql
+    large_review, sql = queries(client, review_url)
+    assert large_review == small_review, sql

@@ -73,7 +73,10 @@ def test_segment_page_shows_the_hostile_texts_as_text(client, hostile):
     html = client.get(reverse("desk-job", args=[succeeded.pk])).content.decode()
     assert "Summary &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
     assert "note &lt;script&gt;" in html
-    assert '<span class="d-add">+edited &lt;script&gt;' in html
+    import re
+
+    (diff,) = re.findall(r'<p class="worddiff"[^>]*>(.*?)</p>', html, re.S)
+    assert '<ins class="w-add">edited' in diff and "&lt;script&gt;" in diff and "<script>" not in diff
     failed_html = client.get(reverse("desk-job", args=[failed.pk])).content.decode()
     assert "raw &lt;script&gt;" in failed_html and "detail &lt;script&gt;" in failed_html
 
