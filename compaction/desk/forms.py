@@ -72,6 +72,8 @@ class ReviewQueueFilterForm(forms.Form):
                             widget=forms.TextInput(attrs={"placeholder": "exact model id"}))
     older_than = forms.ChoiceField(required=False, label="Age",
                                    choices=[("", "any age")] + [(k, f"older than {k}") for k in AGE_CHOICES])
+    drift = forms.ChoiceField(required=False, choices=DRIFT_CHOICES, label="Drift",
+                              help_text="hand-off notes whose drift checks found this (SPEC §8)")
 
     def __init__(self, *args, scopes: list[str], **kwargs):
         super().__init__(*args, **kwargs)

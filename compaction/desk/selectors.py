@@ -742,15 +742,20 @@ def _review_filter_older_than(qs, value):
     return qs.filter(created_at__lte=timezone.now() - AGE_CHOICES[value]) if value in AGE_CHOICES else qs
 
 
+def _review_filter_drift(qs, value):
+    """Hand-off notes whose drift checks found anything (``found``) or one code."""
+    return qs.filter(Exists(_drift_findings(value).filter(generation_id=OuterRef("generation_id"))))
+
+
 # The queue's filters, by query-string name (``forms.ReviewQueueFilterForm``
-# has a field for each). A new one — "drift found", once drift checks exist
-# (issue 14) — is one function here and one form field.
+# has a field for each): one function here and one form field each.
 REVIEW_QUEUE_FILTERS = {
     "scope": _review_filter_scope,
     "conversation": _review_filter_conversation,
     "prompt_version": _review_filter_prompt_version,
     "model": _review_filter_model,
     "older_than": _review_filter_older_than,
+    "drift": _review_filter_drift,
 }
 
 

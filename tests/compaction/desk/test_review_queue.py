@@ -218,6 +218,29 @@ def test_a_rolling_note_is_reviewable_too(queue, as_user):
     assert notes[0].reviews.get().verdict == "needs_work"
 
 
+def test_the_queue_filters_notes_by_drift_found_and_by_code(queue, as_user):
+    from compaction.models import DriftFinding
+    from tests.compaction.bindings.rolling import ScriptedHandoffModel, rolling_document, rolling_scope, run_chain
+    from tests.compaction.bindings.rolling import ingest as rolling_ingest
+
+    rolling_scope("default", recent_turns=6, min_new_token_count=0, max_compaction_batch_messages=20)
+    notes = run_chain(rolling_ingest(rolling_document(30, scope="default", external_id="chain-d")),
+                      provider=ScriptedHandoffModel())
+    DriftFinding.objects.filter(generation=notes[0]).delete()  # one clean note beside the flagged ones
+    flagged = {f.generation_id for f in DriftFinding.objects.filter(generation__in=notes)}
+    assert flagged and notes[0].pk not in flagged
+    sue = queue["sue"]
+    assert set(ids(selectors.review_awaiting(user=sue, drift="found"))) == flagged
+    code = DriftFinding.objects.filter(generation__in=notes).values_list("code", flat=True).first()
+    with_code = {f.generation_id for f in DriftFinding.objects.filter(generation__in=notes, code=code)}
+    assert set(ids(selectors.review_awaiting(user=sue, drift=code))) == with_code
+    # Segment summaries have no drift checks: "drift found" leaves them out.
+    assert not set(ids(selectors.review_awaiting(user=sue, drift="found"))) & {g.pk for g in queue["gens"]}
+    html = as_user(sue).get(reverse("desk-review"), {"drift": "found"}).content.decode()
+    assert all(f"job #{g.job_id} · gen {g.number}" in html for g in notes if g.pk in flagged)
+    assert f"job #{notes[0].job_id} · gen {notes[0].number}" not in html
+
+
 @live_db
 def test_reviewers_racing_for_one_summary_claim_it_once():
     require_postgres()
