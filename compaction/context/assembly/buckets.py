@@ -91,7 +91,7 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int])
         role = m.role
         if role == "system" or role == "developer":
             kind = SYSTEM
-        elif is_work_summary_message(m):
+        elif role == "user" and is_work_summary_message(m):
             kind = NOTE
         else:
             kind = TURN
