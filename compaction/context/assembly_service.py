@@ -6,7 +6,8 @@ through.
 ``format``, ``messages``, ``system``, ``tools``, ``config``), checks the
 limits the endpoint holds (``CONTEXT_ASSEMBLE_MAX_MESSAGES``,
 ``CONTEXT_ASSEMBLE_MAX_MESSAGE_BYTES``, ``CONTEXT_ASSEMBLE_MAX_INPUT_LIMIT``;
-text must be valid Unicode, without lone surrogates), assembles with the
+text must be valid Unicode, without lone surrogates; JSON inside a message
+at most ``MAX_DEPTH`` levels deep), assembles with the
 configured work-summary writer (``providers.loop``), records the seed 004
 metrics and logs each tool-loop compaction as an event (``compacting``,
 then ``compacted`` or ``compaction_failed``, on ``compaction.events`` with
@@ -43,16 +44,25 @@ class Assembled:
     seconds: float
 
 
-def _message_bytes(value: Any) -> int:
+MAX_DEPTH = 64  # JSON nesting inside one message (or the tools, system, config)
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _message_bytes(value: Any, depth: int = 0) -> int:
     """The UTF-8 size of every string in a message (keys included), the way
     ingest limits a message's content; raises ``UnicodeEncodeError`` on a
-    lone surrogate."""
+    lone surrogate and ``_TooDeep`` past ``MAX_DEPTH`` levels."""
     if isinstance(value, str):
         return len(value) if value.isascii() else len(value.encode("utf-8"))
+    if depth >= MAX_DEPTH and isinstance(value, (Mapping, list)):
+        raise _TooDeep
     if isinstance(value, Mapping):
-        return sum(_message_bytes(k) + _message_bytes(v) for k, v in value.items())
+        return sum(_message_bytes(k, depth + 1) + _message_bytes(v, depth + 1) for k, v in value.items())
     if isinstance(value, list):
-        return sum(_message_bytes(v) for v in value)
+        return sum(_message_bytes(v, depth + 1) for v in value)
     return 0
 
 
@@ -76,22 +86,23 @@ def check_limits(body: Any) -> None:
                     errors.append({"index": i, "field": f"messages[{i}]",
                                    "message": "is not valid UTF-8 text (contains an unpaired surrogate)"})
                     continue
+                except _TooDeep:
+                    errors.append({"index": i, "field": f"messages[{i}]",
+                                   "message": f"is nested more than {MAX_DEPTH} levels deep"})
+                    continue
                 if size > cap:
                     errors.append({"index": i, "field": f"messages[{i}]",
                                    "message": f"is {size} bytes of text; the limit is {cap} bytes"})
-    for key in ("system", "tools"):
+    for key in ("system", "tools", "config"):
         try:
             _message_bytes(body.get(key))
         except UnicodeEncodeError:
             errors.append({"index": None, "field": key,
                            "message": "is not valid UTF-8 text (contains an unpaired surrogate)"})
+        except _TooDeep:
+            errors.append({"index": None, "field": key, "message": f"is nested more than {MAX_DEPTH} levels deep"})
     config = body.get("config")
     if isinstance(config, Mapping):
-        try:
-            _message_bytes(config)
-        except UnicodeEncodeError:
-            errors.append({"index": None, "field": "config",
-                           "message": "is not valid UTF-8 text (contains an unpaired surrogate)"})
         value = config.get("model_input_limit")
         cap = settings.CONTEXT_ASSEMBLE_MAX_INPUT_LIMIT
         if isinstance(value, int) and not isinstance(value, bool) and value > cap:

@@ -275,3 +275,14 @@ def test_over_a_real_socket(live_server, django_user_model):
 
 def test_work_summary_header_is_what_the_library_writes():
     assert WORK_SUMMARY_HEADER.startswith("[Work summary")
+
+
+def test_json_nested_too_deep_is_refused_with_the_field_named(clients):
+    ok = "[" * 60 + "]" * 60
+    deep = "[" * 900 + "]" * 900
+    for nested, status in ((ok, 200), (deep, 400)):
+        raw = ('{"format": "openai", "messages": [{"role": "user", "content": "hi", "meta": ' + nested + '}],'
+               ' "config": {"model_input_limit": 50000}}').encode()
+        response = post(clients["integrator"], raw)
+        assert response.status_code == status, response.content[:300]
+    assert response.json()["errors"] == {"messages[0]": ["is nested more than 64 levels deep"]}
