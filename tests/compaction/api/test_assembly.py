@@ -259,7 +259,7 @@ def test_the_schema_documents_the_endpoint_with_examples_in_both_formats(client)
 
 # --- over a real socket -------------------------------------------------------------
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_over_a_real_socket(live_server, django_user_model):
     from tests.factories import make_user
 
