@@ -208,3 +208,31 @@ def test_the_conversation_page_links_to_the_inspector(client, conversation):
     client.force_login(make_user("sue", role="support"))
     page = client.get(reverse("desk-conversation", args=[conversation.pk])).content.decode()
     assert re.search(rf'href="{re.escape(url(conversation))}"', page)
+
+
+@pytest.mark.parametrize("module", ["airline_support", "debugging"])
+def test_every_run_of_a_demo_conversation_with_tools_can_be_inspected(client, module):
+    """The demo's tool-calling conversations, every run, at a budget of half
+    their tokens: each page renders, and what it shows either passes the
+    validator or is a refusal that names why."""
+    import importlib
+
+    from conversations.demo.builder import build
+
+    built = build(importlib.import_module(f"conversations.demo.{module}").conversation())
+    conversation = ingest(built.document)
+    client.force_login(make_user("sue", role="support", scopes=(conversation.scope,)))
+    runs = assembly_runs(conversation=conversation)
+    assert sum(r.tool_calls for r in runs) > 0
+    outcomes = set()
+    for r in runs[-12:]:
+        total = client.get(url(conversation, run=r.run.external_id)).context["inspection"]["total_tokens"]
+        response = client.get(url(conversation, run=r.run.external_id, budget=max(1, total // 2)))
+        assert response.status_code == 200
+        inspection = response.context["inspection"]
+        if inspection["refusal"]:
+            outcomes.add(inspection["refusal"]["code"])
+        else:
+            outcomes.add("assembled")
+            assert inspection["report"]["tokens_after"] <= inspection["budget"]
+    assert "assembled" in outcomes
