@@ -33,7 +33,8 @@ cyclic garbage collector is paused while one assembly runs
 (``_gc_paused``): an assembly allocates tens of thousands of short-lived,
 acyclic objects (freed by reference counting the moment it returns), and
 letting the collector promote and then sweep them is what made the slow
-tail.
+tail. A work-summary writer the caller gives (which may wait on a model)
+runs with the collector resumed.
 
 ``prefix_hash`` is the SHA-256 of the canonical JSON of the format, the tool
 schemas, Anthropic's top-level system prompt and the output's leading
@@ -159,10 +160,26 @@ def _gc_paused():
     if was_enabled:
         gc.disable()
     try:
-        yield
+        yield was_enabled
     finally:
         if was_enabled:
             gc.enable()
+
+
+class _GcResumed:
+    """A caller's work-summary writer, run with the collector resumed: it may
+    wait seconds on a model, and the pause is only for assembly's own work."""
+
+    def __init__(self, inner: LoopSummariser):
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+
+    def summarise(self, request):
+        gc.enable()
+        try:
+            return self.inner.summarise(request)
+        finally:
+            gc.disable()
 
 
 def prefix_hash(format: str, tools: Any, system: Any, leading: list[dict]) -> str:
@@ -187,7 +204,9 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
     Raises ``RequestFormatError``, ``ConfigError``, ``PairingError`` or
     ``OverBudgetError``; each has ``as_dict()`` for the response body.
     """
-    with _gc_paused():
+    with _gc_paused() as paused:
+        if paused and summariser is not None:
+            summariser = _GcResumed(summariser)
         return _assemble(format=format, messages=messages, config=config, system=system, tools=tools,
                          counter=counter, summariser=summariser, tighten=tighten, observer=observer)
 
