@@ -117,6 +117,11 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
     first = messages[unit.start]
     if unit.kind != RING:
         return unit.stop == unit.start + 1 and not first.calls and not first.results
+    after_ok = format == ANTHROPIC or unit.stop >= len(messages) or messages[unit.stop].role != "tool"
+    if unit.stop == unit.start + 2 and len(first.calls) == 1:  # the common ring: one call, one result
+        answer = messages[unit.start + 1]
+        return (after_ok and not answer.calls and len(answer.results) == 1
+                and answer.results[0].call_id == first.calls[0].id)
     calls = {c.id for c in first.calls}
     answered = set()
     for pos in range(unit.start + 1, unit.stop):
@@ -127,11 +132,7 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
             if r.call_id not in calls or r.call_id in answered:
                 return False
             answered.add(r.call_id)
-    if answered != calls:
-        return False
-    if format != ANTHROPIC and unit.stop < len(messages) and messages[unit.stop].role == "tool":
-        return False
-    return True
+    return answered == calls and after_ok
 
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
