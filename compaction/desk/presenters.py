@@ -125,8 +125,8 @@ def _message_row(index: int, message: dict, row) -> dict:
 
 def assembly_inspection(inspection: dict, messages: list[dict], rows: list) -> dict:
     """The inspector's view of ``assembly.inspect_assembly``: each unit (a tool
-    ring or a plain message) with its messages, bucket, tokens and fate; the
-    counts per fate and bucket; the notes assembly wrote (ledger note,
+    ring or a plain message) with its messages, bucket, tokens and fate; how
+    many units met each fate; the notes assembly wrote (ledger note,
     summary note, work summary), found in its output."""
     from ..context.assembly.notes import LEDGER_NOTE_HEADER, SUMMARY_NOTE_HEADER, WORK_SUMMARY_HEADER
 
@@ -135,7 +135,7 @@ def assembly_inspection(inspection: dict, messages: list[dict], rows: list) -> d
     for unit in inspection["units"]:
         units.append({**unit, "messages": [_message_row(i, messages[i], rows[i] if i < len(rows) else None)
                                            for i in unit["indices"]]})
-        fates[unit["fate"]] = fates.get(unit["fate"], 0) + len(unit["indices"])
+        fates[unit["fate"]] = fates.get(unit["fate"], 0) + 1
     notes = []
     result = inspection["result"]
     if result is not None:
