@@ -189,18 +189,19 @@ def generate(url: str, n_conversations: int, n_messages: int) -> None:
     print(f"generated in {time.perf_counter() - started:.0f}s")
 
 
-def measure(label: str, client, url: str, n: int) -> None:
+def measure(label: str, client, url: str, n: int, *, htmx: bool = False) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    headers = {"HX-Request": "true"} if htmx else {}
     with CaptureQueriesContext(connection) as ctx:
-        response = client.get(url)
+        response = client.get(url, headers=headers)
     assert response.status_code == 200, (url, response.status_code)
     n_queries = len(ctx.captured_queries)
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        response = client.get(url)
+        response = client.get(url, headers=headers)
         times.append((time.perf_counter() - t) * 1000)
         assert response.status_code == 200
     times.sort()
@@ -263,7 +264,8 @@ def main() -> None:
     failed_job = CompactionJob.objects.filter(state="exhausted").order_by("-id").values_list("id", flat=True).first()
     big_job = CompactionJob.objects.filter(conversation_id=big).order_by("from_pair").values_list("id", flat=True)[30]
     n = args.requests
-    print(f"{n} requests each, signed-in staff, Django test client (no network):")
+    print(f"{n} requests each, signed-in staff, Django test client (no network); "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}:")
     measure("conversations page", client, "/", n)
     import re
 
@@ -277,7 +279,15 @@ def main() -> None:
     measure("segment page (exhausted job)", client, f"/jobs/{failed_job}/", n)
     measure("segment page (long conversation)", client, f"/jobs/{big_job}/", n)
     measure("failed ranges queue", client, "/queue/", n)
+    # After a bulk re-run of a page of 50 ranges (issue 16 §4): the page with
+    # those rows kept, and the kept rows' own poll.
+    kept = ",".join(str(pk) for pk in CompactionJob.objects.filter(state="failed").order_by("-id")
+                    .values_list("id", flat=True)[:50])
+    measure("queue, 50 rows kept after a re-run", client, f"/queue/?kept={kept}", n)
+    measure("queue, kept rows polling", client, f"/queue/?kept={kept}&region=kept", n, htmx=True)
+    measure("conversations, source changed", client, "/?has=source_changed", n)
     measure("activity", client, "/activity/", n)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

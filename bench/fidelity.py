@@ -124,7 +124,7 @@ def load_samples(min_pairs: int, limit: int | None):
 
 def ingest(samples) -> dict[str, object]:
     from conversations.documents import validate_document
-    from conversations.services import conversation_ingest
+    from conversations.services.ingest import conversation_ingest
 
     conversations = {}
     for group in samples.values():
@@ -166,6 +166,56 @@ def summary_stats(model_id: str) -> str:
         return "no summaries"
     return (f"{blocks} summaries by {model_id}: summary/answers bytes median {statistics.median(ratios):.2f}, "
             f"max {max(ratios):.2f}; {not_cheaper} not cheaper than their raw pairs")
+
+
+def summary_fidelity(samples, conversations, model_id: str) -> list[str]:
+    """Per dataset, inside the summarised segments alone: the share of the
+    assistant's stated facts a summary block (its user originals and its
+    summary) still carries, against the share of the raw pairs' bytes the
+    block costs. A summary block gives more facts per byte than the raw
+    pairs it stands for only when the first exceeds the second — the
+    break-even that decides whether summarising can beat truncation on
+    assistant facts at all."""
+    from compaction.extraction import labelled_lines
+    from compaction.models import SummaryGeneration
+    from conversations.models import Pair, Segment
+    from conversations.samples import mentions
+
+    lines = []
+    for dataset, group in samples.items():
+        facts_total = facts_kept = block_bytes = raw_bytes = 0
+        for sample in group:
+            conv = conversations[sample.document["id"]]
+            dialogue_of = sample.message_dialogues
+            by_message = defaultdict(list)
+            for f in sample.assistant_facts:
+                by_message[f.message_id].append(f)
+            segments = {s.from_pair: s for s in Segment.objects.filter(conversation=conv)}
+            pairs = {p.index: p for p in Pair.objects.filter(conversation=conv).select_related(
+                "user_message", "assistant_message")}
+            for g in SummaryGeneration.objects.filter(conversation=conv, model_id=model_id, kind="segment"):
+                seg = segments.get(g.from_pair)
+                if seg is None or g.source_digest != seg.digest:
+                    continue
+                members = [pairs[i] for i in range(seg.from_pair, seg.to_pair + 1)]
+                own = defaultdict(list)
+                for message_id, text in labelled_lines(g.text):
+                    own[dialogue_of.get(message_id or "", "")].append(text)
+                for p in members:
+                    own[dialogue_of.get(p.user_message.external_id, "")].append(p.user_message.content)
+                texts = {d: "\n".join(t) for d, t in own.items()}
+                for p in members:
+                    for f in by_message.get(p.assistant_message.external_id, []):
+                        facts_total += 1
+                        facts_kept += mentions(texts.get(f.dialogue, ""), f.value)
+                block_bytes += seg.user_bytes + g.text_bytes
+                raw_bytes += seg.user_bytes + seg.assistant_bytes
+        if facts_total and raw_bytes:
+            lines.append(
+                f"{dataset}: inside summarised segments a summary block keeps {facts_kept / facts_total:.1%} of the "
+                f"{facts_total} assistant facts at {block_bytes / raw_bytes:.1%} of the raw pairs' bytes "
+                f"(facts per byte {facts_kept / facts_total / (block_bytes / raw_bytes):.2f}x raw)")
+    return lines
 
 
 def truncation(conversation, budget: int) -> tuple[list[tuple[str, str]], int, int, int]:
@@ -275,6 +325,8 @@ def main() -> None:
     parser.add_argument("--prefer", default=None, choices=["raw", "summary"],
                         help="projection preference, when the projection takes one")
     parser.add_argument("--fresh", action="store_true", help="drop and recreate the benchmark database first")
+    parser.add_argument("--database-suffix", default="",
+                        help="appended to the database name, to keep concurrent runs (and --fresh) apart")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
 
@@ -282,7 +334,7 @@ def main() -> None:
     os.environ["COMPACTION_AUTO_PLAN"] = "0"  # compact --inline plans; no background planning
     os.environ.setdefault("DJANGO_DEBUG", "0")
     model_id = extractive_model_id()
-    name = f"compaction_bench_fidelity_{model_id.replace('-', '_')}"
+    name = f"compaction_bench_fidelity_{model_id.replace('-', '_')}{args.database_suffix}"
     if args.fresh:
         recreate(name)
     started = time.perf_counter()
@@ -300,6 +352,8 @@ def main() -> None:
               f"{sum(len(s.assistant_facts) for s in group)} assistant facts")
     print(f"ingest {ingested - started:.1f}s; compact {done - ingested:.1f}s: {compacted}")
     print(summary_stats(model_id))
+    for line in summary_fidelity(samples, conversations, model_id):
+        print(line)
     tallies = measure(samples, conversations, budgets, args.prefer)
     print(f"measured in {time.perf_counter() - done:.1f}s; prefer={args.prefer or 'the default'}")
     for own in (True, False):

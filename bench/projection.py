@@ -1,6 +1,7 @@
 """Benchmark: next-run projection latency follows the budget, not the history.
 
     .venv/bin/python bench/projection.py [--runs 500] [--budget 65536] [--sizes 100,1000,10000]
+                                         [--prefer raw,summary]
 
 Builds (once; reused on later runs) three conversations of 100, 1,000 and
 10,000 pairs in the PostgreSQL database ``compaction_bench_projection``, with
@@ -10,8 +11,10 @@ text sizes). Then runs ``--runs`` projections per conversation with a 64 KiB
 budget and prints p50 and p99 latency of the service call alone and of the
 service call plus rendering the response body to JSON bytes with the
 endpoint's renderer (what the API sends),
-and the ratio p99(largest) / p99(smallest). Targets (issue 4): ratio <= 1.5
-and p99 <= 15 ms at 10,000 pairs.
+and the ratio p99(largest) / p99(smallest), for each packing preference
+(``prefer=raw``, the default, and ``prefer=summary``; issue 11). Targets
+(issues 4 and 11): ratio <= 1.5 and p99 <= 15 ms at 10,000 pairs, under
+both.
 """
 
 from __future__ import annotations
@@ -130,14 +133,18 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=64 * 1024)
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--format", default="blocks", choices=["blocks", "openai"])
+    parser.add_argument("--prefer", default="raw,summary", help="comma-separated: raw, summary")
+    parser.add_argument("--database", default=DB_NAME,
+                        help=f"PostgreSQL database to build in (default {DB_NAME}; another name keeps concurrent runs apart)")
     args = parser.parse_args()
-    use_database(DB_NAME)
+    use_database(args.database)
     from django.db import connection
 
     from compaction.context.projection import conversation_projection
     from compaction.api.projection import ProjectionJSONRenderer
 
     sizes = [int(s) for s in args.sizes.split(",")]
+    preferences = [p for p in args.prefer.split(",") if p]
     convs = {n: build(n) for n in sizes}
     # Fresh statistics, as autovacuum would leave them on a live database;
     # right after a bulk load the planner would otherwise scan all segments.
@@ -148,37 +155,46 @@ def main() -> None:
     print(f"PostgreSQL {connection.pg_version}, budget {args.budget} bytes, {args.runs} projections each, "
           f"format={args.format}, {os.cpu_count()} CPUs, load average {load:.1f} at start")
     labels = ("service", "service+json")
-    wall = {(n, label): [] for n in sizes for label in labels}
-    cpu = {(n, label): [] for n in sizes for label in labels}
+    keys = [(prefer, n, label) for prefer in preferences for n in sizes for label in labels]
+    wall = {key: [] for key in keys}
+    cpu = {key: [] for key in keys}
     bodies = {}
-    for n, conv in convs.items():  # warm caches and the connection
-        for _ in range(20):
-            conversation_projection(conversation=conv, budget_bytes=args.budget, format=args.format)
+    for prefer in preferences:  # warm caches and the connection
+        for n, conv in convs.items():
+            for _ in range(20):
+                conversation_projection(conversation=conv, budget_bytes=args.budget, format=args.format, prefer=prefer)
     # Interleaved, so a burst of load on this shared machine hits every size alike.
     for _ in range(args.runs):
-        for n, conv in convs.items():
+        for prefer in preferences:
+            for n, conv in convs.items():
+                for label in labels:
+                    c, t = time.process_time(), time.perf_counter()
+                    body = conversation_projection(conversation=conv, budget_bytes=args.budget, format=args.format,
+                                                   prefer=prefer)
+                    if label == "service+json":
+                        renderer.render(body)
+                    wall[(prefer, n, label)].append((time.perf_counter() - t) * 1000)
+                    cpu[(prefer, n, label)].append((time.process_time() - c) * 1000)
+                    bodies[(prefer, n)] = body
+    for prefer in preferences:
+        for n in sizes:
+            body = bodies[(prefer, n)]
+            summaries = sum(1 for p in body["pairs"] if p["as"] == "summary") // 10
+            raw = sum(1 for p in body["pairs"] if p["as"] == "raw")
             for label in labels:
-                c, t = time.process_time(), time.perf_counter()
-                body = conversation_projection(conversation=conv, budget_bytes=args.budget, format=args.format)
-                if label == "service+json":
-                    renderer.render(body)
-                wall[(n, label)].append((time.perf_counter() - t) * 1000)
-                cpu[(n, label)].append((time.process_time() - c) * 1000)
-                bodies[n] = body
-    for n in sizes:
-        body = bodies[n]
-        summaries = sum(1 for p in body["pairs"] if p["as"] == "summary") // 10
-        for label in labels:
-            w, c = wall[(n, label)], cpu[(n, label)]
-            print(
-                f"{n:>6} pairs  {label:<13} p50 {statistics.median(w):6.2f} ms  p99 {percentile(w, 99):6.2f} ms"
-                f"  (cpu p50 {statistics.median(c):5.2f} ms, p99 {percentile(c, 99):5.2f} ms)"
-                f"  used {body['used']['bytes']} B  summaries {summaries}  complete {body['complete']}"
-            )
+                w, c = wall[(prefer, n, label)], cpu[(prefer, n, label)]
+                print(
+                    f"prefer={prefer:<7} {n:>6} pairs  {label:<13} p50 {statistics.median(w):6.2f} ms"
+                    f"  p99 {percentile(w, 99):6.2f} ms"
+                    f"  (cpu p50 {statistics.median(c):5.2f} ms, p99 {percentile(c, 99):5.2f} ms)"
+                    f"  used {body['used']['bytes']} B  summaries {summaries}  raw pairs {raw}"
+                    f"  complete {body['complete']}"
+                )
     small, large = min(sizes), max(sizes)
-    for label in labels:
-        ratio = percentile(wall[(large, label)], 99) / percentile(wall[(small, label)], 99)
-        print(f"ratio p99({large}) / p99({small}) [{label}]: {ratio:.2f}")
+    for prefer in preferences:
+        for label in labels:
+            ratio = percentile(wall[(prefer, large, label)], 99) / percentile(wall[(prefer, small, label)], 99)
+            print(f"prefer={prefer}: ratio p99({large}) / p99({small}) [{label}]: {ratio:.2f}")
     print(f"load average {os.getloadavg()[0]:.1f} at end")
 
 

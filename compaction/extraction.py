@@ -23,14 +23,21 @@ Sino at 7 pm?" is a fact; and near-repeats — a sentence whose characters
 are mostly in one already kept and that brings no number, identifier or
 name of its own.
 
-**What is kept first.** Sentences are ranked by how many kinds of hard fact
-they carry — numbers (3), dates (2), identifiers (2), decisions (2),
+**What is kept first.** Each sentence has a score for the kinds of hard
+fact it carries — numbers (3), dates (2), identifiers (2), decisions (2),
 negations (2), names (1) — a decision includes an outcome (booked, reserved,
-failed); very short ones lose 2 — the facts a lossy summary
-most often bends (seed 000 §1: "as of last week" must not become
-"current"). Ties go to the shorter sentence (more facts per character),
-then the earlier. Sentences are taken in that order while the whole text
-still fits, and are printed in their original order.
+failed); very short ones lose 2 — the facts a lossy summary most often bends
+(seed 000 §1: "as of last week" must not become "current"). And it states
+values (``stated_values``): numbers with their unit, times, days and dates,
+identifiers, names — what an assistant tells a user (a price, a phone
+number, "11:30 am", "Sino"). Sentences are taken one at a time, always the
+one that adds the most per character it costs (label included): three for
+each value no kept sentence states yet, plus its score. So a short sentence
+with a new phone number beats a long one repeating a name already kept,
+and the 30% carries as many of the answers' values as it can. When no
+sentence adds a new value, the rest are taken by score (ties to the
+shorter, then the earlier) while the text still fits. Kept sentences are
+printed in their original order.
 
 **Labels.** One line per answer that kept anything, opening with its
 assistant message id: ``[m-1041] sentence sentence``. Labels are paid for
@@ -108,6 +115,23 @@ _ID_TOKEN = re.compile(r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
+# Values an assistant states: a number with its unit, a day or date, a
+# capitalised name (its leading function words dropped), an identifier.
+_VALUE_NUMBER = re.compile(r"\d+(?:[.:,/-]\d+)*(?:\s?(?:am|pm|元|分|号|人|点|%|天|晚|楼))?", re.IGNORECASE)
+_VALUE_DAY = re.compile(
+    r"\b(?:today|tomorrow|tonight|yesterday|(?:next |this )?(?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|week|month)|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d+\w*)\b",
+    re.IGNORECASE,
+)
+_VALUE_NAME = re.compile(r"\b[A-Z][\w'’&-]*(?:\s+(?:&\s+|of\s+|de\s+)?[A-Z0-9][\w'’&-]*)*")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+# Capitalised only because they open a sentence or are a pronoun: not names.
+_NOT_NAMES = frozenset(
+    "i the your their you is what which there they it this that yes no do does would will can please okay ok sure "
+    "how when where my we a an and its it's i'm i'll i've great alright confirming confirm just here let found "
+    "sorry have enjoy thank thanks anything also should shall".split()
+)
+
 
 @dataclass(frozen=True)
 class Sentence:
@@ -184,6 +208,22 @@ def _own_facts(text: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
     return frozenset(_numbers_and_ids(text) | {w.lower() for w in _LATIN_WORD.findall(text)})
+
+
+@functools.lru_cache(maxsize=4096)
+def stated_values(sentence: str) -> frozenset[str]:
+    """The values ``sentence`` states (see the module docstring), lowercased."""
+    out = {m.group().lower() for m in _VALUE_NUMBER.finditer(sentence)}
+    out |= {m.group().lower() for m in _VALUE_DAY.finditer(sentence)}
+    out |= {m.group().lower() for m in _ID_TOKEN.finditer(sentence)}
+    for m in _VALUE_NAME.finditer(sentence):
+        words = m.group().split()
+        while words and words[0].lower() in _NOT_NAMES:
+            words = words[1:]
+        if words:
+            out.add(" ".join(words).lower())
+    out |= {m.group() for m in _NAME.finditer(sentence) if _CJK_CHAR.search(m.group())}
+    return frozenset(out)
 
 
 def is_near_repeat(sentence: str, kept: str) -> bool:
@@ -269,15 +309,47 @@ def _ranked(sentences: list[Sentence]) -> list[Sentence]:
     return sorted(sentences, key=lambda s: (-s.score, len(s.text), s.answer, s.position))
 
 
+def _most_values_per_character(answers: list[tuple[str, str]], useful: list[Sentence],
+                               target: int) -> list[Sentence]:
+    """Sentences taken one at a time, each the one that adds the most per
+    character while the text still fits: three for every value not stated
+    yet, plus its score. Stops when no sentence that fits adds a value."""
+    chosen: list[Sentence] = []
+    stated: set[str] = set()
+    length = 0
+    pool = [s for s in useful if stated_values(s.text)]
+    while pool:
+        best, best_key = None, None
+        for s in pool:
+            new = stated_values(s.text) - stated
+            if not new:
+                continue
+            added = len(render(answers, chosen + [s])) - length
+            if length + added > target:
+                continue
+            key = ((3 * len(new) + s.score) / max(1, added), s.score, -len(s.text), -s.answer, -s.position)
+            if best_key is None or key > best_key:
+                best, best_key = s, key
+        if best is None:
+            break
+        pool.remove(best)
+        if any(is_near_repeat(best.text, c.text) for c in chosen):
+            continue
+        chosen.append(best)
+        stated |= stated_values(best.text)
+        length = len(render(answers, chosen))
+    return chosen
+
+
 def summarise(answers: list[tuple[str, str]], *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """``answers`` is ``[(assistant message id, text), ...]`` oldest first."""
     every, useful = _candidates(answers)
     if not every:
         return ""
     target = target_chars(answers, max_chars=max_chars)
-    chosen: list[Sentence] = []
+    chosen = _most_values_per_character(answers, useful, target)
     for s in _ranked(useful):
-        if any(is_near_repeat(s.text, c.text) for c in chosen):
+        if s in chosen or any(is_near_repeat(s.text, c.text) for c in chosen):
             continue
         if len(render(answers, chosen + [s])) <= target:
             chosen.append(s)

@@ -7,6 +7,7 @@ query (``plumbing``), picks the format and renders.
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from django.conf import settings
@@ -56,6 +57,25 @@ class CSVRenderer(BaseRenderer):
 
 
 STREAMING_FORMATS = (JSONLinesRenderer.format, CSVRenderer.format)
+
+# ``?bom=1``: the CSV export starts with a UTF-8 byte order mark, so a
+# spreadsheet that guesses the encoding (Excel) opens Chinese text correctly.
+UTF8_BOM = "\ufeff".encode("utf-8")
+BOM_PARAM = "bom"
+
+
+def bom_wanted(request, fmt: str) -> bool:
+    """``?bom=1`` (or ``0``, the default); only the CSV export takes it."""
+    raw = request.query_params.get(BOM_PARAM)
+    if raw is None or raw == "0":
+        return False
+    if raw != "1":
+        raise ApiError(code="invalid_filter", message=f"{BOM_PARAM}: must be 1 or 0, got {raw[:20]!r}",
+                       errors={BOM_PARAM: ["must be 1 or 0"]})
+    if fmt != CSVRenderer.format:
+        raise ApiError(code="invalid_filter", message=f"{BOM_PARAM}: applies to the csv export only",
+                       errors={BOM_PARAM: ["applies to the csv export only"]})
+    return True
 
 
 class AttemptSerializer(serializers.Serializer):
@@ -145,7 +165,7 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
     filter_backends = [StrictFilterBackend]
     filterset_class = AuditFilter
     renderer_classes = [JSONRenderer, JSONLinesRenderer, CSVRenderer]
-    allowed_query_params = ("format", *KeysetPagination.query_params)
+    allowed_query_params = ("format", BOM_PARAM, *KeysetPagination.query_params)
     schema = ListSchema()
 
     def get_queryset(self):
@@ -166,6 +186,13 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
                 description="`json` (default): one page; `jsonl` / `csv`: stream every matching record "
                             "(the cursor, if given, is where the export starts; page_size does not apply)",
             ),
+            OpenApiParameter(
+                BOM_PARAM, str, enum=["0", "1"],
+                description="`csv` only: `1` starts the file with a UTF-8 byte order mark (EF BB BF), so "
+                            "spreadsheets that guess the encoding (Excel) show Chinese and other non-ASCII "
+                            "text correctly; `0` (default): no mark. With another format it is refused "
+                            "(`invalid_filter`)",
+            ),
         ],
         responses={
             (200, "application/json"): AuditPageSerializer,
@@ -174,7 +201,8 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
             (200, "text/csv"): OpenApiResponse(
                 {"type": "string"},
                 description="a header row, then one record per row; message_ids and attempts as JSON text; "
-                            "cells starting with = + - @ are prefixed with a quote"),
+                            "cells starting with = + - @ are prefixed with a quote; with bom=1 the file "
+                            "starts with a UTF-8 byte order mark"),
             **{(code, "application/json"): r for code, r in ERRORS_READ.items()},
         },
     )
@@ -182,6 +210,7 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
         queryset = self.filter_queryset(self.get_queryset())
         paginator = KeysetPagination(AUDITS)
         fmt = request.accepted_renderer.format
+        bom = bom_wanted(request, fmt)
         if fmt in STREAMING_FORMATS:
             if KeysetPagination.page_size_query_param in request.query_params:
                 raise ApiError(code="invalid_filter", message="page_size: does not apply to an export",
@@ -192,10 +221,11 @@ class AuditListApi(StrictQueryMixin, GenericAPIView):
             )
             lines = audit.csv_lines(records) if fmt == "csv" else audit.jsonl_lines(records)
             renderer = request.accepted_renderer
-            response = StreamingHttpResponse(
-                (line.encode("utf-8") for line in lines),
-                content_type=f"{renderer.media_type}; charset=utf-8",
-            )
+            chunks = (line.encode("utf-8") for line in lines)
+            if bom:
+                # Its own first chunk, ahead of whatever the export streams.
+                chunks = itertools.chain([UTF8_BOM], chunks)
+            response = StreamingHttpResponse(chunks, content_type=f"{renderer.media_type}; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="audits.{fmt}"'
             return response
         jobs = paginator.paginate(queryset, request)

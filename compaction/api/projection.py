@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from ..context.budget import ProjectionInvalid, max_budget_bytes, max_budget_tokens
 from ..context.formats import FORMATS
+from ..context.packing import DEFAULT_PREFER, PREFERENCES
 from ..context.omitted import Account
 from ..context.projection import ProjectionInconsistent, conversation_projection, projection_validate
 from .permissions import CanRead
@@ -94,7 +95,7 @@ class ConversationProjectionApi(StrictQueryMixin, APIView):
     budget, with an account of every pair (SPEC §6)."""
 
     permission_classes = [CanRead]
-    allowed_query_params = ("budget_bytes", "budget_tokens", "format")
+    allowed_query_params = ("budget_bytes", "budget_tokens", "format", "prefer")
     content_negotiation_class = ProjectionNegotiation
     renderer_classes = [ProjectionJSONRenderer, BrowsableAPIRenderer]
 
@@ -105,6 +106,15 @@ class ConversationProjectionApi(StrictQueryMixin, APIView):
                              description=f"UTF-8 byte budget, 1..{max_budget_bytes()}"),
             OpenApiParameter("budget_tokens", int, description=f"optional cl100k token budget, 1..{max_budget_tokens()}"),
             OpenApiParameter("format", str, enum=list(FORMATS), description="blocks (default) or openai"),
+            OpenApiParameter(
+                "prefer", str, enum=list(PREFERENCES),
+                description=(
+                    "raw (default): the whole history raw when it fits; otherwise the longest unbroken history, "
+                    "the oldest segments as their summaries and the newest raw. summary: every usable summary "
+                    "in place of its pairs (a stable, prompt-cache-friendly prefix). Either way a summary not "
+                    "cheaper than its raw pairs is never given."
+                ),
+            ),
         ],
         responses={
             200: inline_serializer(
@@ -117,6 +127,7 @@ class ConversationProjectionApi(StrictQueryMixin, APIView):
                     "budget": serializers.DictField(help_text="{bytes, tokens}"),
                     "used": serializers.DictField(help_text="{bytes, tokens}: what the returned texts use"),
                     "complete": serializers.BooleanField(help_text="false whenever any pair was omitted"),
+                    "prefer": serializers.ChoiceField(choices=PREFERENCES, help_text="the packing preference used"),
                     "tokenizer": serializers.CharField(allow_null=True),
                     "blocks": serializers.ListField(child=serializers.DictField(), required=False,
                                                     help_text="format=blocks: summary and raw blocks, chronological"),
@@ -133,14 +144,16 @@ class ConversationProjectionApi(StrictQueryMixin, APIView):
         budget_bytes = _int_param(request, "budget_bytes", required=True)
         budget_tokens = _int_param(request, "budget_tokens", required=False)
         fmt = request.query_params.get("format", "blocks")
+        prefer = request.query_params.get("prefer", DEFAULT_PREFER)
         try:
-            projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt)
+            projection_validate(budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt, prefer=prefer)
         except ProjectionInvalid as exc:
             raise ApiError(code=exc.code, message=exc.message, errors={exc.field: [exc.message]}) from None
         conversation = conversation_or_404(request, conversation_id)
         try:
             body = conversation_projection(
-                conversation=conversation, budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt
+                conversation=conversation, budget_bytes=budget_bytes, budget_tokens=budget_tokens, format=fmt,
+                prefer=prefer,
             )
         except ProjectionInvalid as exc:
             raise ApiError(code=exc.code, message=exc.message, errors={exc.field: [exc.message]}) from None

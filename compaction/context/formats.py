@@ -9,7 +9,10 @@
   user (only the originals) and which is a system-made digest of old
   answers. The framing of a block depends only on its range, generation id,
   prompt version and pair indices, so packing can count it before any text
-  is read (``openai_section_frame``).
+  is read (``openai_section_frame``). When older pairs were left out, the
+  system message ends with one plain sentence saying how many
+  (``omitted_sentence``), so the model itself knows; without summaries the
+  system message is that sentence alone.
 """
 
 from __future__ import annotations
@@ -104,9 +107,25 @@ def openai_section(
     return "".join(parts)
 
 
-def openai_messages(blocks: list[dict]) -> list[dict]:
+def omitted_sentence(count: int) -> str:
+    older = "pair" if count == 1 else "pairs"
+    return (f"{count} older {older} of this conversation (user message and answer) were left out of this "
+            f"history to fit its budget.")
+
+
+OPENAI_OMISSION_SEPARATOR = "\n\n"
+
+
+def openai_omission_parts(count: int, *, after_summaries: bool) -> list[str]:
+    """What the system message gains to say that ``count`` older pairs were left out."""
+    sentence = omitted_sentence(count)
+    return [OPENAI_OMISSION_SEPARATOR, sentence] if after_summaries else [sentence]
+
+
+def openai_messages(blocks: list[dict], *, omitted: int = 0) -> list[dict]:
     """The same selection as Chat Completions messages (seed 002 §6.10): one
-    system message with every summary and its original user messages, then
+    system message with every summary and its original user messages (and,
+    when ``omitted`` older pairs were left out, the sentence saying so), then
     the raw pairs as user/assistant messages, oldest first."""
     sections = [
         openai_section(
@@ -117,8 +136,11 @@ def openai_messages(blocks: list[dict]) -> list[dict]:
         for b in blocks if b["kind"] == "summary"
     ]
     messages = []
+    told = "".join(openai_omission_parts(omitted, after_summaries=bool(sections))) if omitted else ""
     if sections:
-        messages.append({"role": "system", "content": OPENAI_PREAMBLE + "".join(sections)})
+        messages.append({"role": "system", "content": OPENAI_PREAMBLE + "".join(sections) + told})
+    elif told:
+        messages.append({"role": "system", "content": told})
     for b in blocks:
         if b["kind"] == "raw":
             messages.append({"role": "user", "content": b["user"]["text"]})

@@ -12,7 +12,7 @@ the only record of them once the originals are gone.
 **Packing** is the segment rule with one big segment (``packing``): the
 pairs after the cut are offered raw, newest first; then the note as one
 block; if the note does not fit, the pairs ``[0, cut]`` are offered raw,
-newest first (reason ``over_budget``). The first piece that does not fit
+newest first (reason ``null``: the note is usable, it just did not fit). The first piece that does not fit
 ends the walk: it and everything older are omitted, so the result is one
 unbroken, newest stretch of history. Bytes are checked before tokens, and
 tokens are counted only for pieces that fit by bytes.
@@ -52,7 +52,7 @@ from ..models import CompactionJob, HandoffPlan, JobState, SummaryGeneration
 from ..tokens import count_tokens, token_estimator_name
 from . import metrics
 from .budget import Budget
-from .formats import utf8_len
+from .formats import omitted_sentence, utf8_len
 from .reader import snapshot
 from .selection import EXHAUSTED, FAILED, NOT_ACCEPTED_VERSION, OVER_BUDGET, PENDING, STALE_SOURCE
 
@@ -70,12 +70,6 @@ OPENAI_HANDOFF_PREAMBLE = (
 
 def openai_note_header(*, to_pair: int, generation: int, prompt_version: str) -> str:
     return f"\n\n## Hand-off note (pairs 0-{to_pair}, generation {generation}, {prompt_version})\n"
-
-
-def omitted_sentence(count: int) -> str:
-    older = "pair" if count == 1 else "pairs"
-    return (f"{count} older {older} of this conversation (user message and answer) were left out of this "
-            f"history to fit its budget.")
 
 
 @dataclass(frozen=True)
@@ -229,7 +223,9 @@ def rolling_projection(*, conversation, budget: Budget, format: str) -> dict:
                     if not walk.take(pbytes, tokens):
                         omitted_to = index
                         break
-                    placed.append((index, OVER_BUDGET, pbytes, walk.tokens - before))
+                    # Under a usable note that was not given: no reason (SPEC §6,
+                    # over_budget is only said of an omitted pair).
+                    placed.append((index, None, pbytes, walk.tokens - before))
         omission = ""
         if omitted_to >= 0 and format == "openai":
             # The model itself must know what it does not see: one sentence,

@@ -3,54 +3,71 @@ seed 002 §8). Pure: plain data in, plain data out, no database;
 ``context.reader`` reads sizes and statuses, hands them here, and fetches
 texts only for what this module decides to return.
 
-**Packing** (``pack``). Units are offered newest first: the raw tail (pairs
-never planned, given raw with reason ``null``), then planned segments, newest
-first. A segment with a usable summary is offered as one summary block (its
-original user messages plus the assistant-history summary); if the block
-does not fit, the segment's raw pairs are offered instead, newest first, each
-with reason ``over_budget``. A segment without a usable summary offers its raw
-pairs with the reason above. A piece fits when the bytes (and, if a token
-budget is given, the tokens) used so far plus the piece's stay within the
-budget; bytes are checked first, so tokens — which need the text — are only
-counted for pieces that already fit by bytes.
+**What is offered.** ``tail``: the pairs of the raw tail (pairs in no
+planned segment), oldest first. ``segments``: the planned segments
+``S0 … Sm-1``, oldest first, each with its raw size (known at write time:
+``Segment.user_bytes + assistant_bytes``), its usable summary block if any
+(``selection``), and why not otherwise. Both may be lazy sequences
+(``lazy.NewestFirst``): they are read newest first and only as far as the choice
+looks, so nothing older than what can be returned is read.
 
-The walk **stops at the first piece that does not fit**; that pair and every
-older pair are omitted with ``over_budget``. So a projection is always one
-unbroken, newest stretch of history: the model never reads older history
-across a silent hole, and the cost of a projection follows the budget —
-nothing older than the cut is read (seed 000 §6 case C: "older history may
-not fit into this request").
+**Which forms** is ``context.choice``'s rule, one per preference:
+``prefer=raw`` (the default) keeps the longest unbroken history and then the
+most raw (the smallest ``c``, then the smallest ``s``); ``prefer=summary`` is
+the seed 000 rule (every usable summary, falling back to raw pairs newest
+first, stopping at the first piece that does not fit). Under either, a
+summary is only given when it is strictly cheaper than its raw pairs.
+
+**Told what it did not get** (``omission``). For ``format=openai`` the
+caller passes the cost of the one sentence that says how many older pairs
+were left out. When the choice leaves anything out, the sentence's largest
+possible cost (every pair left out) is reserved and the choice made again
+within what remains (and again, reserving more, if that choice's sentence
+costs more: after summaries it needs a separator), so the sentence always
+fits and the whole never exceeds the budget. If not even the sentence
+fits, nothing is given.
 
 **Account**. Every pair index appears exactly once, chronologically, as
-``raw``, ``summary`` or ``omitted``. ``reason`` is ``null`` for a pair given
-in its best available form (a summary; a raw-tail pair; never anything
-else), otherwise it says why the pair is raw rather than summarised, or why
-it is omitted (always ``over_budget``: omission only ever happens because the
-budget ran out before the pair was reached). ``complete`` is false whenever
-anything was omitted.
+``raw``, ``summary`` or ``omitted``. ``reason`` is ``over_budget`` for an
+omitted pair (omission only ever happens for lack of room); for a raw pair
+of a planned segment whose summary is not usable it says why (``selection``);
+it is null otherwise — a raw-tail pair, a summary, or a raw pair whose
+usable summary was not chosen (it did not fit, was not cheaper, or the
+budget held the raw pairs). ``complete`` is false whenever anything was
+omitted.
 
 **What is counted.** For ``format=blocks``: the UTF-8 bytes of every text a
 block carries (user texts, assistant texts, summary texts), nothing else —
 SPEC §6 exactly. For ``format=openai``: the UTF-8 bytes of every message
-content returned, i.e. the texts plus the framing this module writes around
-summaries (``context.formats``); the framing of a block depends only on its
-range, generation id, prompt version and pair indices, so it is known before
-any text is read. Tokens are the sum of ``count_tokens`` over the same pieces
-(each text and each framing string counted on its own); the per-message
-overhead of the Chat Completions wire format is not counted.
+content returned, i.e. the texts plus the framing written around summaries
+and the omission sentence (``context.formats``); the framing of a block
+depends only on its range, generation id, prompt version and pair indices,
+so it is known before any text is read. Tokens are the sum of
+``count_tokens`` over the same pieces (each text and each framing string
+counted on its own); they need texts, so they are counted only for the
+pieces the choice looks at — those given and the first that is not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence, Union
 
+from . import choice as rules
 from .budget import Budget
+from .choice import Cost, SegmentCost
+from .lazy import Converted, NewestFirst
 from .selection import OVER_BUDGET, REASONS
 
 RAW = "raw"
 SUMMARY = "summary"
 OMITTED = "omitted"
+
+PREFER_RAW = "raw"
+PREFER_SUMMARY = "summary"
+PREFERENCES = (PREFER_RAW, PREFER_SUMMARY)
+DEFAULT_PREFER = PREFER_RAW
 
 # A token count known now, or a function that counts it when first needed.
 Lazy = Union[int, Callable[[], int]]
@@ -62,13 +79,14 @@ def _resolve(value: Lazy | None) -> int:
     return value() if callable(value) else value
 
 
-
 @dataclass
 class RawPiece:
-    """One pair given raw: its user text and assistant answer."""
+    """One pair given raw: its user text and assistant answer. ``bytes`` is
+    ``None`` for a pair given as part of a whole raw segment, whose size is
+    only known together (the segment's)."""
 
     index: int
-    bytes: int
+    bytes: int | None
     tokens: Lazy | None = None
 
 
@@ -86,13 +104,6 @@ class SummaryPiece:
 
 
 @dataclass
-class TailUnit:
-    """A pair of the raw tail (never planned): always offered raw."""
-
-    pair: RawPiece
-
-
-@dataclass
 class SegmentUnit:
     from_pair: int
     to_pair: int
@@ -100,14 +111,14 @@ class SegmentUnit:
     # Why the segment has no usable summary (required when ``summary`` is None).
     reason: str | None
     # The segment's raw pairs, newest first; a function so they are only read
-    # when the summary is missing or does not fit.
+    # when needed (the prefer=summary fallback, or when ``raw_bytes`` is unknown).
     raw_pairs: Sequence[RawPiece] | Callable[[], Sequence[RawPiece]] = ()
+    # All its pairs raw, together; None: the sum of ``raw_pairs``.
+    raw_bytes: int | None = None
+    raw_tokens: Lazy | None = None
 
     def raw(self) -> Sequence[RawPiece]:
         return self.raw_pairs() if callable(self.raw_pairs) else self.raw_pairs
-
-
-Unit = Union[TailUnit, SegmentUnit]
 
 
 @dataclass
@@ -134,10 +145,13 @@ class Packing:
     pair_count: int
     used_bytes: int = 0
     used_tokens: int | None = None
-    # Chronological once ``pack`` returns.
+    # Chronological.
     placed: list[PlacedRaw | PlacedSummary] = field(default_factory=list)
     # Pairs [0, cut) are omitted with over_budget.
     cut: int = 0
+    prefer: str = DEFAULT_PREFER
+    # Whether the omission sentence (for ``cut`` pairs) is part of what is given.
+    told_omitted: bool = False
 
     @property
     def complete(self) -> bool:
@@ -175,93 +189,192 @@ class Packing:
         return out
 
 
-class _Walk:
-    def __init__(self, budget: Budget, frame_bytes: int, frame_tokens: Lazy | None):
-        self.budget = budget
-        self.bytes = 0
-        self.tokens = 0
-        self.frame_bytes = frame_bytes
-        self.frame_tokens = frame_tokens
-        self.framed = False
+class _Offer:
+    """The history as ``choice`` reads it: costs looked up lazily, checked
+    for contiguity when first seen."""
 
-    def take(self, nbytes: int, ntokens: Lazy | None, *, summary: bool = False) -> bool:
-        extra_bytes = self.frame_bytes if summary and not self.framed else 0
-        if self.bytes + nbytes + extra_bytes > self.budget.bytes:
-            return False
-        add_tokens = 0
-        if self.budget.tokens is not None:
-            add_tokens = _resolve(ntokens)
-            if summary and not self.framed:
-                add_tokens += _resolve(self.frame_tokens)
-            if self.tokens + add_tokens > self.budget.tokens:
-                return False
-        self.bytes += nbytes + extra_bytes
-        self.tokens += add_tokens
-        if summary:
-            self.framed = True
-        return True
+    def __init__(self, tail: Sequence[RawPiece], segments: Sequence[SegmentUnit], *, pair_count: int,
+                 counting: bool):
+        self.tail, self.segments, self.counting = tail, segments, counting
+        self.pair_count = pair_count
+        self.tail_start = pair_count - len(tail)
+        if self.tail_start < 0 or (not len(segments) and self.tail_start):
+            raise ValueError(f"{len(tail)} tail pairs and {len(segments)} segments cannot cover {pair_count} pairs")
+        self.raw_pairs: dict[int, _OldestFirst] = {}
+        self.tail_costs = Converted(tail, self._tail_cost)
+        self.segment_costs = Converted(segments, self._segment_cost)
+
+    def _tokens(self, value: Lazy | None) -> int:
+        return _resolve(value) if self.counting else 0
+
+    def _tail_cost(self, i: int, piece: RawPiece) -> Cost:
+        if piece.index != self.tail_start + i:
+            raise ValueError(f"tail pair {i} must be pair {self.tail_start + i}, got {piece.index}")
+        if piece.bytes is None:
+            raise ValueError(f"tail pair {piece.index} has no size")
+        return Cost(piece.bytes, self._tokens(piece.tokens))
+
+    def _segment_cost(self, k: int, unit: SegmentUnit) -> SegmentCost:
+        top = self.tail_start if k == len(self.segments) - 1 else None
+        if unit.from_pair > unit.to_pair or (top is not None and unit.to_pair != top - 1):
+            raise ValueError(f"segment {k} ({unit.from_pair}-{unit.to_pair}) must end just below pair "
+                             f"{self.tail_start}: segments and tail must cover every pair")
+        if k == 0 and unit.from_pair != 0:
+            raise ValueError(f"the oldest segment must start at pair 0, not {unit.from_pair}")
+        if k + 1 < len(self.segments):
+            # Only checked when the newer neighbour was looked at: it always is first.
+            if self.segment_costs.looked_at(k + 1) and self.segments[k + 1].from_pair != unit.to_pair + 1:
+                raise ValueError(f"segments {k} and {k + 1} are not contiguous")
+        if unit.summary is None and unit.reason not in REASONS:
+            raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} has no summary and no valid reason")
+        self.raw_pairs[k] = _OldestFirst(unit)
+        pairs = Converted(self.raw_pairs[k], self._pair_cost)
+        if unit.raw_bytes is not None:
+            raw = Cost(unit.raw_bytes, self._tokens(unit.raw_tokens) if unit.raw_tokens is not None
+                       else (sum(p.tokens for p in pairs) if self.counting else 0))
+        else:
+            raw = sum(pairs, rules.ZERO)
+        summary = None
+        if unit.summary is not None:
+            summary = Cost(unit.summary.bytes, self._tokens(unit.summary.tokens))
+        return SegmentCost(raw=raw, summary=summary, pairs=pairs)
+
+    def _pair_cost(self, j: int, piece: RawPiece) -> Cost:
+        if piece.bytes is None:
+            raise ValueError(f"pair {piece.index} has no size")
+        return Cost(piece.bytes, self._tokens(piece.tokens))
+
+
+class _OldestFirst(SequenceABC):
+    """A segment's raw pairs (offered newest first) oldest first, read when first needed."""
+
+    def __init__(self, unit: SegmentUnit):
+        self.unit = unit
+        self._pairs: list[RawPiece] | None = None
+
+    def pieces(self) -> list[RawPiece]:
+        if self._pairs is None:
+            newest_first = list(self.unit.raw())
+            expected = list(range(self.unit.to_pair, self.unit.from_pair - 1, -1))
+            if [p.index for p in newest_first] != expected:
+                raise ValueError(f"segment {self.unit.from_pair}-{self.unit.to_pair} must offer its raw pairs "
+                                 "newest first")
+            self._pairs = newest_first[::-1]
+        return self._pairs
+
+    def __len__(self) -> int:
+        return self.unit.to_pair - self.unit.from_pair + 1
+
+    def __getitem__(self, j: int):
+        return self.pieces()[j]
+
+
+def _choose(offer: _Offer, budget: Budget, prefer: str, frame: Cost):
+    choose = rules.choose_prefer_raw if prefer == PREFER_RAW else rules.choose_prefer_summary
+    return choose(tail=offer.tail_costs, segments=offer.segment_costs, budget_bytes=budget.bytes,
+                  budget_tokens=budget.tokens, summary_frame=frame)
+
+
+def _cut(offer: _Offer, c: rules.Choice) -> int:
+    """How many of the oldest pairs ``c`` leaves out."""
+    if c.first_tail_pair:
+        return offer.tail_start + c.first_tail_pair
+    if c.partial_pairs:
+        return offer.segments[c.first_segment - 1].to_pair + 1 - c.partial_pairs
+    if c.first_segment < len(offer.segments):
+        return offer.segments[c.first_segment].from_pair
+    return offer.tail_start
+
+
+def _placed(offer: _Offer, c: rules.Choice) -> list[PlacedRaw | PlacedSummary]:
+    """What ``c`` gives, chronologically."""
+    placed: list[PlacedRaw | PlacedSummary] = []
+    m = len(offer.segments)
+    if c.partial_pairs:
+        unit = offer.segments[c.first_segment - 1]
+        offer.segment_costs[c.first_segment - 1]  # noqa: B018 - converted (and so checked) before use
+        pieces = offer.raw_pairs[c.first_segment - 1].pieces()
+        reason = unit.reason if unit.summary is None else None
+        placed += [PlacedRaw(p, reason) for p in pieces[len(pieces) - c.partial_pairs:]]
+    summaries = set(c.summaries)
+    for k in range(c.first_segment if not c.first_tail_pair else m, m):
+        unit = offer.segments[k]
+        if k in summaries:
+            placed.append(PlacedSummary(unit))
+            continue
+        reason = unit.reason if unit.summary is None else None
+        placed += [PlacedRaw(RawPiece(i, None), reason) for i in range(unit.from_pair, unit.to_pair + 1)]
+    for i in range(c.first_tail_pair, len(offer.tail)):
+        placed.append(PlacedRaw(offer.tail[i], None))
+    return placed
+
+
+def _choose_beside_sentence(offer: _Offer, budget: Budget, prefer: str, frame: Cost,
+                            sentence: Callable[[int, bool], Cost]):
+    """The choice that leaves room for the sentence saying how many pairs it
+    left out: ``(choice, cut, the sentence's cost)``, or ``None`` when not
+    even the sentence fits. The longest sentence there can be (every pair
+    left out) is reserved and the choice made within the rest; if that
+    choice's sentence needs more (a separator after summaries), more is
+    reserved and it is chosen again."""
+    reserve = sentence(offer.pair_count, False)
+    for _ in range(4):
+        rest = Budget(budget.bytes - reserve.bytes, None if budget.tokens is None else budget.tokens - reserve.tokens)
+        if rest.bytes < 0 or (rest.tokens is not None and rest.tokens < 0):
+            return None
+        chosen = _choose(offer, rest, prefer, frame)
+        cut = _cut(offer, chosen)
+        if not cut:  # less room never covers more; and there would be nothing to tell
+            return chosen, 0, rules.ZERO
+        extra = sentence(cut, bool(chosen.summaries))
+        if extra.bytes <= reserve.bytes and extra.tokens <= reserve.tokens:
+            return chosen, cut, extra
+        reserve = Cost(max(reserve.bytes, extra.bytes), max(reserve.tokens, extra.tokens))
+    return None
 
 
 def pack(
-    units: Iterable[Unit], budget: Budget, *, pair_count: int,
-    summary_frame_bytes: int = 0, summary_frame_tokens: Lazy | None = None,
+    tail: Sequence[RawPiece], segments: Sequence[SegmentUnit], budget: Budget, *, pair_count: int,
+    prefer: str = DEFAULT_PREFER, summary_frame_bytes: int = 0, summary_frame_tokens: Lazy | None = None,
+    omission: Callable[[int, bool], tuple[int, Lazy]] | None = None,
 ) -> Packing:
-    """Place ``units`` (newest first, together covering pairs ``[0,
-    pair_count)``) within ``budget``. ``summary_frame_*`` is charged once, with
-    the first summary placed (the openai system message's preamble)."""
+    """Place the history (``tail`` and ``segments``, both oldest first, together
+    covering pairs ``[0, pair_count)``) within ``budget`` under ``prefer``.
+    ``summary_frame_*`` is charged once when any summary is given (the openai
+    system message's preamble). ``omission(n, with_summaries)`` is the
+    ``(bytes, tokens)`` of the sentence telling that ``n`` older pairs were
+    left out, or ``None`` when nothing is to be told."""
+    if prefer not in PREFERENCES:
+        raise ValueError(f"unknown preference {prefer!r}; use one of: {', '.join(PREFERENCES)}")
     if budget.bytes < 0 or (budget.tokens is not None and budget.tokens < 0):
         raise ValueError("a budget cannot be negative")
-    walk = _Walk(budget, summary_frame_bytes, summary_frame_tokens)
-    placed: list[PlacedRaw | PlacedSummary] = []
-    cut = 0
-    expected_top = pair_count  # the next unit must end just below this
+    counting = budget.tokens is not None
+    offer = _Offer(tail, segments, pair_count=pair_count, counting=counting)
+    frame = Cost(summary_frame_bytes, _resolve(summary_frame_tokens) if counting else 0)
 
-    def stop_at(index: int) -> None:
-        nonlocal cut
-        cut = index + 1
+    def sentence(n: int, with_summaries: bool) -> Cost:
+        nbytes, ntokens = omission(n, with_summaries)
+        return Cost(nbytes, _resolve(ntokens) if counting else 0)
 
-    for unit in units:
-        if isinstance(unit, TailUnit):
-            if unit.pair.index != expected_top - 1:
-                raise ValueError(f"units must be contiguous, newest first: got pair {unit.pair.index}, expected {expected_top - 1}")
-            if not walk.take(unit.pair.bytes, unit.pair.tokens):
-                stop_at(unit.pair.index)
-                break
-            placed.append(PlacedRaw(unit.pair, None))
-            expected_top = unit.pair.index
-            continue
-        if unit.to_pair != expected_top - 1:
-            raise ValueError(f"units must be contiguous, newest first: got segment ending {unit.to_pair}, expected {expected_top - 1}")
-        if unit.summary is None and unit.reason not in REASONS:
-            raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} has no summary and no valid reason")
-        if unit.summary is not None and walk.take(unit.summary.bytes, unit.summary.tokens, summary=True):
-            placed.append(PlacedSummary(unit))
-            expected_top = unit.from_pair
-            continue
-        reason = OVER_BUDGET if unit.summary is not None else unit.reason
-        stopped = False
-        raws = list(unit.raw())
-        if [p.index for p in raws] != list(range(unit.to_pair, unit.from_pair - 1, -1)):
-            raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} must offer its raw pairs newest first")
-        for piece in raws:
-            if not walk.take(piece.bytes, piece.tokens):
-                stop_at(piece.index)
-                stopped = True
-                break
-            placed.append(PlacedRaw(piece, reason))
-        if stopped:
-            break
-        expected_top = unit.from_pair
-    else:
-        if expected_top != 0:
-            raise ValueError(f"units end at pair {expected_top}, not 0: they must cover every pair")
-
-    placed.reverse()
+    chosen = _choose(offer, budget, prefer, frame)
+    cut = _cut(offer, chosen)
+    told, extra = False, rules.ZERO
+    if cut and omission is not None:
+        settled = _choose_beside_sentence(offer, budget, prefer, frame, sentence)
+        if settled is None:
+            # Not even the sentence fits: nothing is given.
+            return Packing(budget=budget, pair_count=pair_count, used_bytes=0,
+                           used_tokens=0 if counting else None, placed=[], cut=pair_count, prefer=prefer)
+        chosen, cut, extra = settled
+        told = cut > 0
+    used = chosen.cost + extra
     return Packing(
         budget=budget,
         pair_count=pair_count,
-        used_bytes=walk.bytes,
-        used_tokens=walk.tokens if budget.tokens is not None else None,
-        placed=placed,
+        used_bytes=used.bytes,
+        used_tokens=used.tokens if counting else None,
+        placed=_placed(offer, chosen),
         cut=cut,
+        prefer=prefer,
+        told_omitted=told,
     )

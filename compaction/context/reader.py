@@ -1,19 +1,22 @@
 """The projection's reads (SPEC §6), on its hot path: sizes first, newest
 first, lazily; texts only for what is returned.
 
-1. Sizes only, newest first. The newest ``Segment`` rows (sizes, current
-   digest; they also say where the raw tail starts) joined with their
-   generations' facts (no text), the newest ``Pair`` sizes, then older
-   segments in growing chunks the same way and, only for segments lacking a
-   usable summary, job states. A segment's raw pair sizes are read only
-   when it falls back. ``packing.pack`` consumes these lazily and stops at
-   the first piece that does not fit, so nothing older than the cut is read.
+1. Sizes only, newest first. The newest ``Segment`` rows (their raw sizes,
+   kept at write time, and current digest; they also say where the raw tail
+   starts) joined with their generations' facts (no text), the newest
+   ``Pair`` sizes, then older segments in growing chunks the same way and,
+   only for segments lacking a usable summary, job states. A segment's raw
+   pair sizes are read only when ``prefer=summary`` falls back to them.
+   ``tail`` and ``segments`` are lazy sequences (``lazy.NewestFirst``):
+   the choice reads them newest first and stops where the budget does, so
+   nothing much older than the cut is read.
 2. Texts only for what is returned: one read of the user texts of every
    returned pair and the assistant texts of the raw ones, one read of the
    chosen summaries.
 
 Token budgets need texts, so with ``budget_tokens`` texts are read (per
-chunk) for pieces that already fit by bytes, never for the rest. All reads
+chunk) for the pieces the choice looks at — those it gives and the first it
+cannot — never for anything older. All reads
 run in one snapshot (``snapshot``: REPEATABLE READ on PostgreSQL) so the
 sizes that were packed are the sizes of the texts returned.
 """
@@ -33,7 +36,8 @@ from ..models import SEGMENT_KIND, CompactionJob, PromptVersion, SummaryGenerati
 from ..planning import SEGMENT_SIZE
 from ..tokens import count_tokens
 from .formats import openai_section_frame, utf8_len
-from .packing import RawPiece, SegmentUnit, SummaryPiece, TailUnit
+from .lazy import NewestFirst
+from .packing import RawPiece, SegmentUnit, SummaryPiece
 from .selection import PENDING, GenerationFacts, JobFacts, choose_summary
 
 TAIL_CHUNK = 64
@@ -47,6 +51,7 @@ class _SegmentRow:
     to_pair: int
     digest: str
     user_bytes: int
+    assistant_bytes: int
 
 
 def _merge_ranges(ranges) -> list[tuple[int, int]]:
@@ -72,7 +77,7 @@ def _segments_sql(inner: str, gen: str, version: str, job: str) -> str:
     generation stored for its range (then one more parameter: the
     conversation id); a segment without generations gives one row of NULLs."""
     return (
-        f"SELECT s.from_pair, s.to_pair, s.digest, s.user_bytes, g.id, g.to_pair, g.source_digest, "
+        f"SELECT s.from_pair, s.to_pair, s.digest, s.user_bytes, s.assistant_bytes, g.id, g.to_pair, g.source_digest, "
         f"v.name, v.version, v.accepted_for_projection, j.state, g.number, g.text_bytes "
         f"FROM ({inner}) s "
         f"LEFT JOIN {gen} g ON g.conversation_id = %s AND g.from_pair = s.from_pair AND g.kind = '{SEGMENT_KIND}' "
@@ -96,11 +101,11 @@ def _sql(name: str) -> str:
     statements = {
         # Segments with their generations' facts (no text) in one read.
         "newest_segments": _segments_sql(
-            f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
+            f"SELECT from_pair, to_pair, digest, user_bytes, assistant_bytes FROM {seg} "
             f"WHERE conversation_id = %s ORDER BY from_pair DESC LIMIT %s", gen, version, job
         ),
         "segments": _segments_sql(
-            f"SELECT from_pair, to_pair, digest, user_bytes FROM {seg} "
+            f"SELECT from_pair, to_pair, digest, user_bytes, assistant_bytes FROM {seg} "
             f"WHERE conversation_id = %s AND from_pair BETWEEN %s AND %s", gen, version, job
         ),
         "newest_pairs": f"SELECT {idx}, user_bytes, assistant_bytes FROM {pair} "
@@ -170,6 +175,13 @@ class Reader:
             return count_tokens(self.users[index][1]) + count_tokens(self.assistants[index][1])
         return count
 
+    def segment_raw_tokens(self, from_pair: int, to_pair: int, lo: int, hi: int):
+        def count() -> int:
+            self.load_texts(lo, hi)
+            return sum(count_tokens(self.users[i][1]) + count_tokens(self.assistants[i][1])
+                       for i in range(from_pair, to_pair + 1))
+        return count
+
     def summary_tokens(self, unit_from: int, unit_to: int, generation: int, frame: list[str],
                        chunk_lo: int, chunk_hi: int, chunk_generations: list[int]):
         def count() -> int:
@@ -205,18 +217,25 @@ class Reader:
         self.pair_count = self.first_tail[0][0] + 1 if self.first_tail else self.tail_start
         return self.pair_count
 
-    def units(self):
-        """Tail pairs, then segments, newest first — read lazily in chunks."""
+    def tail(self) -> NewestFirst:
+        """The raw tail's pairs, oldest first, read newest first in chunks."""
+        return NewestFirst(self.pair_count - self.tail_start, self._tail_newest_first())
+
+    def segments(self) -> NewestFirst:
+        """The planned segments, oldest first, read newest first in growing chunks."""
+        return NewestFirst(self.segment_count, self._segments_newest_first())
+
+    def _tail_newest_first(self):
         top = self.pair_count
         rows = self.first_tail
         while top > self.tail_start:
             lo = max(self.tail_start, top - TAIL_CHUNK)
             if rows is None:
                 rows = _fetch(_sql("pairs"), [self.cid, lo, top - 1])
-            for piece in self._raw_pieces(rows, lo, top - 1):
-                yield TailUnit(piece)
+            yield from self._raw_pieces(rows, lo, top - 1)
             top, rows = lo, None
 
+    def _segments_newest_first(self):
         k_top, chunk, rows = self.segment_count, self.chunk, self.first_segments
         while k_top > 0:
             k_lo = max(0, k_top - chunk)
@@ -225,10 +244,10 @@ class Reader:
                 rows = _fetch(_sql("segments"), [self.cid, lo, hi, self.cid])
             segments: dict[int, _SegmentRow] = {}
             generations: dict[int, list[GenerationFacts]] = defaultdict(list)
-            for from_pair, to_pair, digest, user_bytes, gid, *facts in rows:
+            for from_pair, to_pair, digest, user_bytes, assistant_bytes, gid, *facts in rows:
                 if not lo <= from_pair <= hi:
                     continue
-                segments[from_pair] = _SegmentRow(from_pair, to_pair, digest, user_bytes)
+                segments[from_pair] = _SegmentRow(from_pair, to_pair, digest, user_bytes, assistant_bytes)
                 if gid is not None:
                     gto, gdigest, name, version, accepted, state, number, text_bytes = facts
                     generations[from_pair].append(GenerationFacts(
@@ -277,9 +296,9 @@ class Reader:
         for k in range(k_top - 1, k_lo - 1, -1):
             from_pair, to_pair = k * SEGMENT_SIZE, k * SEGMENT_SIZE + SEGMENT_SIZE - 1
             gen, reason = chosen[from_pair]
+            seg = segments.get(from_pair)
             summary = None
             if gen is not None:
-                seg = segments[from_pair]
                 nbytes = seg.user_bytes + gen.text_bytes
                 frame: list[str] = []
                 if self.fmt == "openai":
@@ -298,6 +317,9 @@ class Reader:
             yield SegmentUnit(
                 from_pair=from_pair, to_pair=to_pair, summary=summary, reason=reason,
                 raw_pairs=lambda a=from_pair, b=to_pair: self.raw_pieces(a, b),
+                raw_bytes=seg.user_bytes + seg.assistant_bytes if seg is not None else None,
+                raw_tokens=(self.segment_raw_tokens(from_pair, to_pair, lo, hi)
+                            if self.counting and seg is not None else None),
             )
 
 

@@ -14,7 +14,8 @@ from ..models import FailureCode, JobState, PromptVersion, Verdict
 from .selectors import AGE_CHOICES, CONVERSATION_SORTS, OUTDATED_SUMMARY, QUEUE_STATES
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
-               (JobState.STALE, "stale"), (JobState.PENDING, "pending"), (JobState.RUNNING, "running")]
+               (JobState.STALE, "stale"), (OUTDATED_SUMMARY, "source changed"), (JobState.PENDING, "pending"),
+               (JobState.RUNNING, "running")]
 SORT_LABELS = {"recent": "recently updated", "oldest": "least recently updated", "external_id": "external id",
                "pairs": "most pairs"}
 
@@ -25,7 +26,7 @@ class ConversationFilterForm(forms.Form):
     scope = forms.ChoiceField(required=False)
     has = forms.ChoiceField(required=False, choices=HAS_CHOICES, label="Has ranges")
     verdict = forms.ChoiceField(required=False, choices=[("", "any")] + list(Verdict.choices), label="Verdict")
-    updated_since = forms.DateField(required=False, label="Updated since",
+    updated_since = forms.DateField(required=False, label="Updated since (UTC)",
                                     widget=forms.DateInput(attrs={"type": "date"}))
     sort = forms.ChoiceField(required=False, choices=[(k, SORT_LABELS[k]) for k in CONVERSATION_SORTS])
 
@@ -58,7 +59,7 @@ class ActivityFilterForm(forms.Form):
     scope = forms.ChoiceField(required=False)
     conversation = forms.IntegerField(required=False, min_value=1, label="Conversation #")
     job = forms.IntegerField(required=False, min_value=1, label="Job #")
-    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    since = forms.DateField(required=False, label="Since (UTC)", widget=forms.DateInput(attrs={"type": "date"}))
 
     def __init__(self, *args, scopes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -125,6 +126,24 @@ class JobIdsField(forms.Field):
 
 class BulkRerunForm(ReasonForm):
     jobs = JobIdsField()
+
+
+KEPT_MAX = 100
+
+
+def kept_job_ids(raw: str | None) -> list[int]:
+    """``?kept=`` of the queue: the comma-separated ids of the jobs a bulk
+    re-run acted on (at most ``KEPT_MAX``). Raises ``forms.ValidationError``
+    naming the parameter for anything else."""
+    if not raw:
+        return []
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        raise forms.ValidationError("kept: job ids must be whole numbers separated by commas")
+    ids = sorted({int(p) for p in parts})
+    if len(ids) > KEPT_MAX:
+        raise forms.ValidationError(f"kept: at most {KEPT_MAX} job ids")
+    return ids
 
 
 class AssemblyInspectForm(forms.Form):

@@ -7,15 +7,21 @@ escape.
 from __future__ import annotations
 
 import difflib
+import json
 
 from ..models import JobState
+from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
 
 # Display order of states, most in need of attention last so a bar reads
-# left (done) to right (trouble).
+# left (done) to right (trouble). Besides the job states: ``superseded`` (a
+# job its range replaced: the record, nothing to do) and ``source_changed``
+# (a summary whose source changed after it was written: no longer used).
 STATE_ORDER = (
     JobState.SUCCEEDED,
+    SUPERSEDED,
     JobState.RUNNING,
     JobState.PENDING,
+    SOURCE_CHANGED,
     JobState.STALE,
     JobState.FAILED,
     JobState.EXHAUSTED,
@@ -34,24 +40,57 @@ def state_bar(counts: dict[str, int]) -> list[dict]:
     ]
 
 
-def generation_chart(generations, *, width: int = 560, height: int = 120) -> dict | None:
-    """Geometry for a small bar chart of summary length per generation.
-    Numbers only: the template draws it as SVG."""
-    if not generations:
+# Chart geometry: room on the left for the y-axis ticks and its label, below
+# for the generation numbers and the x-axis label.
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 52, 8, 10, 34
+CHART_MAX_X_TICKS = 16
+
+
+def bar_chart(points, *, y_label: str, unit: str, x_label: str = "generation", width: int = 560,
+              height: int = 150) -> dict | None:
+    """Geometry of a bar chart with labelled axes: ``points`` are
+    ``(number, value, state)`` per generation, in order. Numbers only: the
+    template draws it as SVG. The y axis is ticked at 0, half and the
+    largest value (in ``unit``); the x axis at the generation numbers (at
+    most ``CHART_MAX_X_TICKS`` of them, evenly spread, first and last
+    always)."""
+    points = list(points)
+    if not points:
         return None
-    top = max(g.text_bytes for g in generations) or 1
-    pad, n = 24, len(generations)
-    slot = (width - pad) / n
+    top = max(value for _, value, _ in points) or 1
+    base = height - CHART_BOTTOM
+    plot_h = base - CHART_TOP
+    n = len(points)
+    slot = (width - CHART_LEFT - CHART_RIGHT) / n
     bar_w = max(1.0, min(24.0, slot * 0.8))
     bars = []
-    for i, g in enumerate(generations):
-        h = round((height - pad) * g.text_bytes / top, 1)
+    for i, (number, value, state) in enumerate(points):
+        h = round(plot_h * value / top, 1)
         bars.append({
-            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
-            "w": round(bar_w, 1), "h": h, "number": g.number, "bytes": g.text_bytes,
-            "valid": getattr(g, "source_valid", True),
+            "x": round(CHART_LEFT + i * slot + (slot - bar_w) / 2, 1), "y": round(base - h, 1),
+            "w": round(bar_w, 1), "h": h, "number": number, "value": value, "state": state,
+            "valid": state == "valid", "mid": round(CHART_LEFT + i * slot + slot / 2, 1),
         })
-    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
+    step = max(1, -(-n // CHART_MAX_X_TICKS))
+    shown = sorted({*range(0, n, step), n - 1})
+    if n > 1 and len(shown) > 1 and shown[-1] - shown[-2] < step:
+        shown.pop(-2)  # keep the last number from crowding its neighbour
+    x_ticks = [{"x": bars[i]["mid"], "label": str(bars[i]["number"])} for i in shown]
+    y_ticks = [{"y": round(base - plot_h * f, 1), "label": f"{round(top * f)} {unit}"} for f in (0, 0.5, 1)]
+    return {
+        "width": width, "height": height, "bars": bars, "max": top, "base": base, "left": CHART_LEFT,
+        "top": CHART_TOP, "right": width - CHART_RIGHT, "x_ticks": x_ticks, "y_ticks": y_ticks,
+        "x_label": x_label, "y_label": y_label, "x_label_x": round((CHART_LEFT + width - CHART_RIGHT) / 2, 1),
+        "x_label_y": height - 4, "y_label_y": round(CHART_TOP + plot_h / 2, 1), "tick_y": base + 14,
+    }
+
+
+def generation_chart(generations, *, width: int = 560, height: int = 150) -> dict | None:
+    """Summary length (bytes) per generation, each bar in its generation's
+    state (``valid``, ``superseded``, ``source_changed``)."""
+    return bar_chart(
+        ((g.number, g.text_bytes, getattr(g, "display_state", "valid")) for g in generations),
+        y_label="summary length (bytes)", unit="B", width=width, height=height)
 
 
 def diff_rows(before: str, after: str) -> list[tuple[str, str]]:
@@ -83,23 +122,36 @@ def projection_digest(projection: dict) -> dict:
     return {"pairs": pairs, "counts": counts, "reasons": runs}
 
 
-def note_length_chart(rows, *, width: int = 560, height: int = 120) -> dict | None:
-    """Geometry for the chain's chart of note length (characters, as seed
-    001 counts 字数) per generation, stale generations marked."""
-    if not rows:
-        return None
-    top = max(r.chars for r in rows) or 1
-    pad, n = 24, len(rows)
-    slot = (width - pad) / n
-    bar_w = max(1.0, min(24.0, slot * 0.8))
-    bars = []
-    for i, r in enumerate(rows):
-        h = round((height - pad) * r.chars / top, 1)
-        bars.append({
-            "x": round(pad + i * slot + (slot - bar_w) / 2, 1), "y": round(height - pad / 2 - h, 1),
-            "w": round(bar_w, 1), "h": h, "number": r.generation.number, "chars": r.chars, "valid": r.valid,
-        })
-    return {"width": width, "height": height, "bars": bars, "max": top, "base": height - pad / 2}
+def note_length_chart(rows, *, width: int = 560, height: int = 150) -> dict | None:
+    """Note length (characters, as seed 001 counts 字数) per generation of a
+    hand-off chain, stale generations marked."""
+    return bar_chart(((r.generation.number, r.chars, "valid" if r.valid else "stale") for r in rows),
+                     y_label="note length (characters)", unit="chars", width=width, height=height)
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value if value != "" else '""'
+    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+        return ", ".join(str(v) for v in value) or "[]"
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def changed_fields(before, after) -> list[dict]:
+    """The fields an activity entry changed, as ``field``, ``before`` and
+    ``after`` text: only those whose value differs (a field on one side only
+    reads "—" on the other), by field name (the database keeps no key
+    order). Entries that are not objects are one field, ``value``."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        if before is None and after is None:
+            return []
+        before = before if isinstance(before, dict) else ({} if before is None else {"value": before})
+        after = after if isinstance(after, dict) else ({} if after is None else {"value": after})
+    fields = sorted({*before, *after})
+    return [{"field": k, "before": _shown(before.get(k)), "after": _shown(after.get(k))}
+            for k in fields if k not in before or k not in after or before[k] != after[k]]
 
 
 # --- the assembly inspector (SPEC §9) ----------------------------------------------

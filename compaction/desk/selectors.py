@@ -28,6 +28,7 @@ from ..activity import activity_events
 from ..digest import digest_input, source_digest
 from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
 from ..models import SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration
+from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
 from .presenters import STATE_ORDER, diff_rows
 
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
@@ -79,7 +80,11 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
     if scope:
         qs = qs.filter(scope=scope)
     if has:
-        qs = qs.filter(Exists(CompactionJob.objects.filter(conversation=OuterRef("pk"), state=has)))
+        # A range counts by the job that counts for it (as the bars do): an
+        # old failed job its range replaced is not a failed range.
+        wanted = (Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False) if has == OUTDATED_SUMMARY
+                  else Q(state=has))
+        qs = qs.filter(Exists(CompactionJob.objects.filter(wanted, conversation=OuterRef("pk")).not_superseded()))
     if verdict:
         qs = qs.filter(Exists(_latest_review_with_verdict(verdict)))
     if updated_since:
@@ -92,13 +97,16 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
 
 
 def job_state_counts(*, conversation_ids: list[int]) -> dict[int, dict[str, int]]:
-    """Jobs by state for each conversation: one grouped query."""
+    """Jobs by display state for each conversation (a replaced job counts as
+    ``superseded``, a summary whose source changed as ``source_changed``,
+    never as ``succeeded``): one grouped query."""
     counts: dict[int, dict[str, int]] = {}
     if not conversation_ids:
         return counts
     rows = (
         CompactionJob.objects.filter(conversation_id__in=conversation_ids)
-        .values_list("conversation_id", "state")
+        .with_display_state()
+        .values_list("conversation_id", "shown_state")
         .annotate(n=Count("id"))
         .order_by()
     )
@@ -158,8 +166,11 @@ def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[Co
     """The job that speaks for a range now, its display state, and whether its
     binding matches the range's current digest.
 
-    A succeeded job whose source moved is shown ``stale``: its generation is
-    kept (immutable) but the projection may no longer use it.
+    A succeeded job whose source moved is shown ``source_changed``: its
+    generation is kept (immutable) but the projection may no longer use it;
+    one that another job of its range replaced (a newer job bound to the
+    current source, say under a newer prompt) is shown ``superseded``.
+    Any other job whose source moved is shown ``stale``.
     """
     if not jobs:
         return None, "no_job", None
@@ -168,7 +179,14 @@ def _pick_current_job(jobs: list[CompactionJob], digest: str | None) -> tuple[Co
     pool = sorted(pool, key=lambda j: (j.state == JobState.SUCCEEDED, j.prompt_version.version, j.pk), reverse=True)
     job = pool[0]
     valid = job.source_digest == digest
-    state = job.state if valid or job.state == JobState.STALE else JobState.STALE
+    if job.superseded_by([j for j in jobs if j.pk != job.pk]) is not None:
+        state = SUPERSEDED
+    elif valid or job.state == JobState.STALE:
+        state = job.display_state()
+    elif job.state == JobState.SUCCEEDED:
+        state = SOURCE_CHANGED
+    else:
+        state = JobState.STALE
     return job, state, valid
 
 
@@ -187,6 +205,7 @@ def conversation_detail(*, conversation: Conversation) -> dict:
     by_range: dict[int, list[CompactionJob]] = {}
     for job in jobs:
         by_range.setdefault(job.from_pair, []).append(job)
+    jobs_by_range = {from_pair: list(range_jobs) for from_pair, range_jobs in by_range.items()}
 
     views = []
     for seg in segments:
@@ -211,8 +230,10 @@ def conversation_detail(*, conversation: Conversation) -> dict:
               "prompt_version__name", "model_id", "source_digest")
     )
     digests = {s.from_pair: s.digest for s in segments}
+    jobs_by_id = {j.pk: j for j in jobs}
     for gen in generations:
         gen.source_valid = digests.get(gen.from_pair) == gen.source_digest
+        gen.display_state = generation_state(gen, jobs_by_id.get(gen.job_id), jobs_by_range.get(gen.from_pair, []))
     return {
         "segments": views,
         "has_handoff_jobs": CompactionJob.objects.filter(conversation=conversation).exclude(kind=SEGMENT_KIND).exists(),
@@ -222,6 +243,22 @@ def conversation_detail(*, conversation: Conversation) -> dict:
         "generations": generations,
         "state_counts": {s: sum(1 for v in views if v.state == s) for s in [*STATE_ORDER, "no_job", "unplanned"]},
     }
+
+
+GENERATION_VALID = "valid"
+
+
+def generation_state(generation, job: CompactionJob | None, range_jobs: list[CompactionJob]) -> str:
+    """A segment summary's state at a glance: ``superseded`` once another job
+    of its range replaced its job, ``source_changed`` once its source moved,
+    else ``valid``. (A hand-off note's state is its chain's: ``rolling_chain``.)"""
+    if job is None:
+        return GENERATION_VALID if generation.source_valid else SOURCE_CHANGED
+    if job.superseded_by([j for j in range_jobs if j.pk != job.pk]) is not None:
+        return SUPERSEDED
+    if not generation.source_valid or job.source_changed_at is not None:
+        return SOURCE_CHANGED
+    return GENERATION_VALID
 
 
 def latest_reviews(*, job_ids: list[int]) -> dict[int, Review]:
@@ -314,6 +351,10 @@ def job_detail(*, job: CompactionJob) -> dict:
         .select_related("prompt_version")
         .order_by("-id")
     )
+    range_jobs = [job, *other_jobs]
+    for other in other_jobs:
+        other.shown_state = other.display_state(
+            superseded=other.superseded_by([j for j in range_jobs if j.pk != other.pk]) is not None)
     return {
         "pairs": pairs,
         "current_digest": current_digest,
@@ -363,6 +404,17 @@ def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = ""
     if older_than in AGE_CHOICES:
         qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
     return QUEUE.page(qs, cursor=cursor, size=page_size)
+
+
+def queue_kept(*, user, job_ids: list[int]) -> list[CompactionJob]:
+    """The jobs a bulk re-run just acted on (``?kept=``), in the user's
+    scopes, whatever their state now: the queue keeps them on the page with
+    their live state until they settle. One query."""
+    if not job_ids:
+        return []
+    qs = (CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
+          .only(*JOB_ROW_FIELDS, "conversation__external_id"))
+    return list(in_scopes_of(qs, user=user).order_by("id"))
 
 
 def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:

@@ -16,15 +16,18 @@ register = template.Library()
 
 @register.filter
 def utc(value, fmt: str = "%Y-%m-%d %H:%M"):
-    """A datetime as UTC text; ``""`` for none."""
+    """A datetime as UTC text, labelled so (" UTC", unless the format is
+    ISO 8601 ending in ``Z``, which says it already); ``""`` for none."""
     if not isinstance(value, datetime):
         return ""
     if value.tzinfo is not None:
         value = value.astimezone(timezone.utc)
-    return value.strftime(fmt)
+    text = value.strftime(fmt)
+    return text if fmt.endswith("Z") else f"{text} UTC"
 
 
-STATE_LABELS = {"no_job": "no job yet", "needs_work": "needs work", "unplanned": "no longer planned"}
+STATE_LABELS = {"no_job": "no job yet", "needs_work": "needs work", "unplanned": "no longer planned",
+                "source_changed": "source changed", "superseded": "superseded"}
 
 
 @register.simple_tag

@@ -42,21 +42,50 @@ def _bound_to_current_source() -> models.Q:
     return models.Q(source_changed_at__isnull=True) & ~models.Q(state=JobState.STALE)
 
 
+# What the desk shows for a job besides its own state (issue 16 §5): a job
+# another job of its range replaced, and a summary whose source changed
+# after it was written (the projection no longer uses it). Python's rule is
+# ``CompactionJob.display_state``; ``with_display_state`` is the same in SQL.
+SUPERSEDED = "superseded"
+SOURCE_CHANGED = "source_changed"
+
+
+def _superseded_conditions():
+    """The two SQL conditions under which a job is superseded (the rule of
+    ``CompactionJob.superseded_by``): a newer job of its range is bound to
+    the current source; or its own source changed and another job is bound
+    to the current source, or a newer one exists."""
+    others = CompactionJob.objects.filter(
+        kind=models.OuterRef("kind"), conversation_id=models.OuterRef("conversation_id"),
+        from_pair=models.OuterRef("from_pair"),
+    ).exclude(pk=models.OuterRef("pk"))
+    current = _bound_to_current_source()
+    newer = models.Q(pk__gt=models.OuterRef("pk"))
+    return (models.Exists(others.filter(current, newer)),
+            ~current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer))))
+
+
 class CompactionJobQuerySet(models.QuerySet):
     def not_superseded(self):
         """Jobs that are their range's job that counts (see
         ``CompactionJob.superseded_by``): what an operator acts on and what
         the scanner retries. Two index lookups per row
         (``job_conversation_range``)."""
-        others = CompactionJob.objects.filter(
-            kind=models.OuterRef("kind"), conversation_id=models.OuterRef("conversation_id"),
-            from_pair=models.OuterRef("from_pair"),
-        ).exclude(pk=models.OuterRef("pk"))
-        current = _bound_to_current_source()
-        newer = models.Q(pk__gt=models.OuterRef("pk"))
-        return self.exclude(models.Exists(others.filter(current, newer))).exclude(
-            ~current & (models.Exists(others.filter(current)) | models.Exists(others.filter(newer)))
-        )
+        newer_current, own_changed = _superseded_conditions()
+        return self.exclude(newer_current).exclude(own_changed)
+
+    def with_display_state(self):
+        """Each job annotated ``shown_state``: ``superseded``, else
+        ``source_changed`` for a succeeded job whose source changed, else its
+        state (``CompactionJob.display_state`` in SQL)."""
+        newer_current, own_changed = _superseded_conditions()
+        return self.annotate(shown_state=models.Case(
+            models.When(newer_current, then=models.Value(SUPERSEDED)),
+            models.When(own_changed, then=models.Value(SUPERSEDED)),
+            models.When(models.Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False),
+                        then=models.Value(SOURCE_CHANGED)),
+            default=models.F("state"), output_field=models.CharField(),
+        ))
 
 
 class SourceBinding(models.Model):
@@ -154,6 +183,16 @@ class CompactionJob(SourceBinding):
         if not self.bound_to_current_source:
             return next((j for j in others if j.pk > self.pk), None)
         return None
+
+    def display_state(self, *, superseded: bool = False) -> str:
+        """What the desk shows for this job (``SUPERSEDED`` when another job
+        of its range replaced it, ``superseded_by``); the same rule as
+        ``CompactionJobQuerySet.with_display_state``."""
+        if superseded:
+            return SUPERSEDED
+        if self.state == JobState.SUCCEEDED and self.source_changed_at is not None:
+            return SOURCE_CHANGED
+        return self.state
 
 
 class AttemptOutcome(models.TextChoices):

@@ -384,43 +384,35 @@ def test_when_the_tail_does_not_fit_both_give_the_most_newest_tail_pairs_that_fi
         assert choice.first_segment == len(segments) and choice.summaries == ()
 
 
-# --- prefer=summary is the rule packing.pack has today -------------------------------
-
-
-def _packing():
-    try:
-        from compaction.context import packing
-    except ImportError:
-        from compaction import packing
-    return packing
+# --- prefer=summary is the rule packing had before prefer existed ------------------
 
 
 @settings(max_examples=300, deadline=None)
 @given(histories(max_segments=5))
-def test_prefer_summary_matches_todays_packing_when_every_summary_is_cheaper(history):
-    packing = _packing()
+def test_prefer_summary_matches_the_walk_it_replaced_when_every_summary_is_cheaper(history):
+    from tests.compaction.context.legacy_packing import Segment, Tail, legacy_pack
+
     tail_costs, segments, budget, tokens, frame = history
     segments = [s if _cheaper(s, tokens) else SegmentCost(s.raw, None, s.pairs) for s in segments]
     choice = choose_prefer_summary(tail=tail_costs, segments=segments, budget_bytes=budget, budget_tokens=tokens,
                                    summary_frame=frame)
 
-    # The same history as packing units, newest first, pairs numbered oldest first.
+    # The same history as the old walk's units, newest first, pairs numbered oldest first.
     sizes = [len(s.pairs) for s in segments]
     starts = [sum(sizes[:k]) for k in range(len(segments))]
     pair_count = sum(sizes) + len(tail_costs)
-    units = [packing.TailUnit(packing.RawPiece(sum(sizes) + i, c.bytes, c.tokens))
-             for i, c in reversed(list(enumerate(tail_costs)))]
+    units = [Tail(sum(sizes) + i, c.bytes, c.tokens) for i, c in reversed(list(enumerate(tail_costs)))]
     for k in range(len(segments) - 1, -1, -1):
-        s = segments[k]
-        lo = starts[k]
-        summary = None if s.summary is None else packing.SummaryPiece(k, "v", "d", s.summary.bytes, s.summary.tokens)
-        raws = [packing.RawPiece(lo + j, p.bytes, p.tokens) for j, p in reversed(list(enumerate(s.pairs)))]
-        units.append(packing.SegmentUnit(from_pair=lo, to_pair=lo + sizes[k] - 1, summary=summary,
-                                         reason=None if summary else "pending", raw_pairs=raws))
-    packed = packing.pack(units, packing.Budget(budget, tokens), pair_count=pair_count,
-                          summary_frame_bytes=frame.bytes, summary_frame_tokens=frame.tokens)
+        s, lo = segments[k], starts[k]
+        units.append(Segment(lo, lo + sizes[k] - 1, None if s.summary is None else s.summary.bytes,
+                             0 if s.summary is None else s.summary.tokens,
+                             pairs=[(lo + j, p.bytes, p.tokens) for j, p in reversed(list(enumerate(s.pairs)))]))
+    cut, summarised, _, used, used_tokens = legacy_pack(units, budget_bytes=budget, budget_tokens=tokens,
+                                                        frame_bytes=frame.bytes, frame_tokens=frame.tokens)
 
-    assert packed.used_bytes == choice.cost.bytes
-    assert packed.cut == pair_count - (choice.tail_count - choice.first_tail_pair) - sum(
+    assert used == choice.cost.bytes
+    if tokens is not None:
+        assert used_tokens == choice.cost.tokens
+    assert cut == pair_count - (choice.tail_count - choice.first_tail_pair) - sum(
         sizes[k] for k in range(choice.first_segment, len(segments))) - choice.partial_pairs
-    assert sorted(u.summary.generation for u in packed.summaries()) == list(choice.summaries)
+    assert sorted(starts.index(f) for f in summarised) == list(choice.summaries)

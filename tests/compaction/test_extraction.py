@@ -272,9 +272,33 @@ def test_under_a_tight_target_the_fact_bearing_sentence_wins():
     assert summarise(answers) == "[a-1] The refund of 120 EUR was not approved on 2026-11-02."
 
 
-def test_a_higher_score_beats_a_shorter_sentence():
-    answers = [("a", "Fare is 9 EUR. The fare of 90 EUR was not refunded." + " Would you like more?" * 6)]
-    assert summarise(answers) == "[a] The fare of 90 EUR was not refunded."
+def test_the_sentence_adding_the_most_values_per_character_is_taken_first():
+    # Both state a fare; the second also states when and where, in fewer characters per value.
+    answers = [("a", "The fare that we talked about before is 90 EUR. Fare 90 EUR, gate B12, 7 pm today."
+                + " Would you like more?" * 4)]
+    assert summarise(answers) == "[a] Fare 90 EUR, gate B12, 7 pm today."
+
+
+def test_a_value_already_kept_adds_nothing_so_a_new_one_wins():
+    answers = [("a", "Sino is at 377 Santana Row." + " Thank you so much." * 4), ("b", "Sino is open."),
+               ("c", "Call 408-247-8880." + " Thank you so much." * 4)]  # room for two of the three
+    assert summarise(answers) == "[a] Sino is at 377 Santana Row.\n[c] Call 408-247-8880."
+
+
+def test_stated_values_are_numbers_with_units_days_identifiers_and_names():
+    from compaction.extraction import stated_values
+
+    assert stated_values("Your table at Sino in San Jose is booked for 11:30 am today.") >= {
+        "sino", "san jose", "11:30 am", "today"}
+    assert "your" not in stated_values("Your table is ready.")
+    assert stated_values("推荐您去人均消费68元的讲礼驴肉馆。") >= {"68元"}
+    assert stated_values("电话是010-63553377。") >= {"010-63553377"}
+    assert stated_values("It is fine.") == frozenset()
+
+
+def test_among_sentences_stating_no_value_the_higher_score_wins():
+    answers = [("a", "It is fine. It was not approved." + " Would you like more?" * 3)]
+    assert summarise(answers) == "[a] It was not approved."
 
 
 def test_among_equal_scores_the_shorter_sentence_wins_then_the_earlier():

@@ -171,6 +171,21 @@ def test_demo_users_have_their_roles_scopes_and_the_integrator_a_token(demo):
     assert f"API token: {token.key}" in demo
 
 
+def test_the_output_ends_with_the_integrators_token_and_how_to_use_it(demo):
+    """The final banner (./scripts/demo reads its first line) names the token."""
+    key = Token.objects.get(user__username="integrator").key
+    assert demo.rstrip("\n").splitlines()[-2:] == [
+        f"integrator API token: {key}",
+        f"  curl -H 'Authorization: Token {key}' http://127.0.0.1:8000/api/v1/conversations/",
+    ]
+    # Running it again prints the same token last (demo users are left as they are).
+    from io import StringIO
+
+    out = StringIO()
+    call_command("seed_demo", "--allow-demo-users", stdout=out)
+    assert out.getvalue().rstrip("\n").splitlines()[-2] == f"integrator API token: {key}"
+
+
 def test_summary_names_conversations_pairs_and_planned_segments(demo):
     total_pairs = sum(Conversation.objects.values_list("pair_count", flat=True))
     total_segments = Segment.objects.count()

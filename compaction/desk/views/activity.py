@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.views.decorators.http import require_GET
 
 from ... import roles
-from .. import selectors
+from .. import presenters, selectors
 from ..forms import ActivityFilterForm
 from .common import PAGE_SIZE, list_page, read_listing, role_required
 
@@ -19,4 +19,6 @@ def activity(request):
         conversation=f.get("conversation"), job=f.get("job"), since=f.get("since"), cursor=cursor,
         page_size=PAGE_SIZE,
     ))
+    for event in listing.context["rows"]:
+        event.changes = presenters.changed_fields(event.before, event.after)
     return list_page(request, "desk/activity.html", listing)

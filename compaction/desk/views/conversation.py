@@ -16,6 +16,7 @@ from ...bindings.handoff import HANDOFF_KIND
 from ...context import projection
 from ...policies import is_rolling
 from ...context.budget import DEFAULT_BUDGET_BYTES, ProjectionInvalid
+from ...context.packing import DEFAULT_PREFER, PREFERENCES
 from .. import presenters, selectors
 from ..forms import ReasonForm
 from .common import role_required
@@ -39,11 +40,20 @@ def conversation_detail(request, conversation_id: int):
 
 
 def _projection_preview(request, conversation) -> dict:
-    """The projection for the budget in ``?budget=`` (SPEC §6), drawn as how
-    each pair is given and why. Only computed when asked for: with htmx the
-    page asks by itself once loaded; without JavaScript, by the form."""
+    """The projection for the budget in ``?budget=`` and the preference in
+    ``?prefer=`` (SPEC §6), drawn as how each pair is given and why — the
+    same account the API returns — and, with ``?text=1``, the texts that
+    would be sent. Only computed when asked for: with htmx the page asks by
+    itself once loaded; without JavaScript, by the form."""
     raw = request.GET.get("budget")
-    context = {"budget": DEFAULT_BUDGET_BYTES, "preview": None, "preview_error": None}
+    prefer = request.GET.get("prefer") or DEFAULT_PREFER
+    show_text = request.GET.get("text") == "1"
+    context = {"budget": DEFAULT_BUDGET_BYTES, "preview": None, "preview_error": None, "prefer": prefer,
+               "preferences": PREFERENCES, "show_text": show_text}
+    if prefer not in PREFERENCES:
+        context["prefer"] = DEFAULT_PREFER
+        context["preview_error"] = f"prefer must be one of: {', '.join(PREFERENCES)}"
+        return context
     if raw is None:
         return context
     try:
@@ -53,7 +63,7 @@ def _projection_preview(request, conversation) -> dict:
         return context
     context["budget"] = budget
     try:
-        body = projection.conversation_projection(conversation=conversation, budget_bytes=budget)
+        body = projection.conversation_projection(conversation=conversation, budget_bytes=budget, prefer=prefer)
     except ProjectionInvalid as exc:
         context["preview_error"] = exc.message
         return context
@@ -78,7 +88,7 @@ def _conversation_page(request, conversation, *, rerun_form=None, preview=None, 
         "rolling": rolling,
         "show_chain": bool(chain),
         "chart": presenters.generation_chart([g for g in detail["generations"] if g.kind != HANDOFF_KIND]),
-        **(preview or {"budget": DEFAULT_BUDGET_BYTES}),
+        **(preview or {"budget": DEFAULT_BUDGET_BYTES, "prefer": DEFAULT_PREFER, "preferences": PREFERENCES}),
         "legend": [*presenters.STATE_ORDER, "no_job"],
         "can_operate": roles.can_operate(request.user),
         "rerun_form": rerun_form or ReasonForm(prefix="rerun"),

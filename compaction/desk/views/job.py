@@ -37,6 +37,9 @@ def _job_context(request, job, **extra):
         "grant_form": ReasonForm(prefix="grant"),
         "replan_form": ReasonForm(prefix="replan"),
         **detail,
+        # The badge: a job its range replaced reads "superseded", a summary
+        # whose source changed "source changed" (issue 16 §5).
+        "display_state": job.display_state(superseded=detail["superseded_by"] is not None),
         **extra,
     }
 

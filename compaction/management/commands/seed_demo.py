@@ -76,6 +76,7 @@ class Command(BaseCommand):
                 "only made when DJANGO_DEBUG is on or --allow-demo-users is given."
             )
             return
+        tokens = []
         for demo in demo_users_ensure(scopes=demo_scopes()):
             user = demo.user
             role = "staff" if user.is_staff else ", ".join(user.groups.values_list("name", flat=True))
@@ -83,5 +84,10 @@ class Command(BaseCommand):
             line = f"user {user.username} / {demo.password} ({role}): {state}"
             if demo.token:
                 line += f"; API token: {demo.token}"
+                tokens.append((user.username, demo.token))
             self.stdout.write(line)
         self.stdout.write(f"demo users may see scopes: {', '.join(demo_scopes())}")
+        # Last, so it is what stays on screen (./scripts/demo reads it for its banner).
+        for username, token in tokens:
+            self.stdout.write(f"{username} API token: {token}")
+            self.stdout.write(f"  curl -H 'Authorization: Token {token}' http://127.0.0.1:8000/api/v1/conversations/")

@@ -30,7 +30,7 @@ def conv(db):
 
 
 def test_blocks_response_has_the_spec_shape_key_for_key(api, conv):
-    response = api.get(url(conv.pk, "budget_bytes=65536"))
+    response = api.get(url(conv.pk, "budget_bytes=65536&prefer=summary"))
     assert response.status_code == 200
     body = response.json()
     assert {"conversation", "budget", "used", "complete", "blocks", "pairs"} <= set(body)
@@ -47,6 +47,24 @@ def test_blocks_response_has_the_spec_shape_key_for_key(api, conv):
     assert body["pairs"][0] == {"index": 0, "as": "summary", "reason": None}
     assert body["pairs"][10] == {"index": 10, "as": "raw", "reason": "failed"}
     assert len(body["pairs"]) == 40
+    assert body["prefer"] == "summary"
+
+
+def test_by_default_a_generous_budget_gives_the_whole_history_raw(api, conv):
+    body = api.get(url(conv.pk, "budget_bytes=65536")).json()
+    assert body["prefer"] == "raw" and body["complete"] is True
+    assert [b["kind"] for b in body["blocks"]] == ["raw"] * 40
+    assert body["pairs"][0] == {"index": 0, "as": "raw", "reason": None}
+    assert body["pairs"][10] == {"index": 10, "as": "raw", "reason": "failed"}
+
+
+def test_openai_format_says_how_many_older_pairs_were_left_out(api, conv):
+    body = api.get(url(conv.pk, "budget_bytes=2000&format=openai")).json()
+    omitted = sum(p["as"] == "omitted" for p in body["pairs"])
+    assert omitted and body["complete"] is False
+    system = body["messages"][0]
+    assert system["role"] == "system" and f"{omitted} older pairs of this conversation" in system["content"]
+    assert body["used"]["bytes"] == sum(len(m["content"].encode()) for m in body["messages"]) <= 2000
 
 
 def test_tiny_budget_is_not_an_error_but_an_honest_empty_projection(api, conv):
@@ -55,12 +73,15 @@ def test_tiny_budget_is_not_an_error_but_an_honest_empty_projection(api, conv):
     assert {(p["as"], p["reason"]) for p in body["pairs"]} == {("omitted", "over_budget")}
 
 
-def test_openai_format_passes_a_strict_chat_completions_validator(api, conv):
-    response = api.get(url(conv.pk, "budget_bytes=65536&format=openai&budget_tokens=100000"))
+@pytest.mark.parametrize("prefer,budget", [("summary", 65536), ("raw", 65536), ("raw", 3000), ("summary", 3000)])
+def test_openai_format_passes_a_strict_chat_completions_validator(api, conv, prefer, budget):
+    response = api.get(url(conv.pk, f"budget_bytes={budget}&format=openai&budget_tokens=100000&prefer={prefer}"))
     assert response.status_code == 200
     body = response.json()
     validate_chat_messages(body["messages"])
-    assert body["messages"][0]["role"] == "system" and "blocks" not in body
+    # A system message when a summary is given or anything was left out.
+    told = prefer == "summary" or not body["complete"]
+    assert (body["messages"][0]["role"] == "system") == told and "blocks" not in body
     assert body["used"]["tokens"] <= 100000 and body["budget"]["tokens"] == 100000
 
 
@@ -79,6 +100,9 @@ def test_openai_format_passes_a_strict_chat_completions_validator(api, conv):
     ("budget_bytes=100&budget_tokens=-1", "invalid_budget", "budget_tokens"),
     ("budget_bytes=100&budget_tokens=999999999", "invalid_budget", "budget_tokens"),
     ("budget_bytes=100&format=xml", "invalid_format", "format"),
+    ("budget_bytes=100&prefer=newest", "invalid_prefer", "prefer"),
+    ("budget_bytes=100&prefer=", "invalid_prefer", "prefer"),
+    ("budget_bytes=100&prefer=raw&prefer=summary", "invalid_filter", "prefer"),
     ("budget_bytes=100&budget=5", "unknown_filter", "budget"),
 ])
 def test_bad_input_is_a_400_naming_what_is_wrong(api, conv, query, code, field):
@@ -128,7 +152,9 @@ def test_projection_is_in_the_openapi_schema(api):
     schema = api.get("/api/schema/?format=json").json()
     operation = schema["paths"]["/api/v1/conversations/{conversation_id}/projection"]["get"]
     names = {p["name"] for p in operation["parameters"]}
-    assert {"budget_bytes", "budget_tokens", "format"} <= names
+    assert {"budget_bytes", "budget_tokens", "format", "prefer"} <= names
+    prefer = next(p for p in operation["parameters"] if p["name"] == "prefer")
+    assert prefer["schema"]["enum"] == ["raw", "summary"]
 
 
 def test_spliced_account_is_the_same_json_as_plain_encoding(api):
@@ -163,5 +189,5 @@ def test_shared_account_entries_cannot_be_changed_by_a_caller():
 def test_inconsistent_stored_sizes_are_a_500_with_a_code_not_a_wrong_answer(api):
     conv = ingest_pairs(30)
     summary_for(conv, 0, text="a summary of ten answers", text_bytes=1)
-    response = api.get(url(conv.pk, "budget_bytes=65536"))
+    response = api.get(url(conv.pk, "budget_bytes=65536&prefer=summary"))
     assert response.status_code == 500 and response.json()["code"] == "projection_inconsistent"

@@ -64,7 +64,7 @@ def test_a_budget_that_fits_the_tail_but_not_the_note_gives_raw_pairs_newest_fir
     body = project(conversation, budget)
     assert [b["kind"] for b in body["blocks"]] == ["raw"] * 5
     assert account(body) == ([(i, "omitted", "over_budget") for i in range(19)]
-                             + [(19, "raw", "over_budget")]
+                             + [(19, "raw", None)]  # its note is usable; over_budget is for omitted pairs
                              + [(i, "raw", None) for i in range(20, 24)])
     assert body["complete"] is False and body["used"]["bytes"] == budget - 20
 

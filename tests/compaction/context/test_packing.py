@@ -1,104 +1,164 @@
-"""SPEC §6: budget packing — pure, no database."""
+"""SPEC §6: budget packing under prefer=raw and prefer=summary — pure, no database."""
+
+import itertools
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compaction.context.budget import Budget
-from compaction.context.packing import PlacedRaw, RawPiece, SegmentUnit, SummaryPiece, TailUnit, pack
+from compaction.context.lazy import NewestFirst
+from compaction.context.packing import RawPiece, SegmentUnit, SummaryPiece, pack
 from compaction.context.selection import REASONS
+
+from .legacy_packing import Segment as LegacySegment
+from .legacy_packing import Tail as LegacyTail
+from .legacy_packing import legacy_pack
 
 DIGEST = "d" * 64
 
 
-def tail(index, nbytes, tokens=None):
-    return TailUnit(RawPiece(index, nbytes, tokens))
+def tail(start, *sizes, tokens=None):
+    return [RawPiece(start + i, n, tokens) for i, n in enumerate(sizes)]
 
 
-def segment(from_pair, *, summary_bytes=None, reason=None, pair_bytes=10, tokens=None, raw_tokens=None):
+def segment(from_pair, *, summary_bytes=None, reason=None, pair_bytes=10, tokens=None, raw_tokens=None,
+            known_raw=True):
     summary = None
     if summary_bytes is not None:
         summary = SummaryPiece(generation=from_pair + 1000, prompt_version="conversation-compaction@3",
                                source_digest=DIGEST, bytes=summary_bytes, tokens=tokens)
     sizes = pair_bytes if isinstance(pair_bytes, list) else [pair_bytes] * 10
     raws = [RawPiece(from_pair + 9 - k, sizes[9 - k], raw_tokens) for k in range(10)]
-    return SegmentUnit(from_pair=from_pair, to_pair=from_pair + 9, summary=summary, reason=reason, raw_pairs=raws)
+    return SegmentUnit(from_pair=from_pair, to_pair=from_pair + 9, summary=summary, reason=reason, raw_pairs=raws,
+                       raw_bytes=sum(sizes) if known_raw else None,
+                       raw_tokens=None if raw_tokens is None else raw_tokens * 10)
 
 
 def account(p):
     return [(a.index, a.as_, a.reason) for a in p.account()]
 
 
-def test_everything_fits_in_a_generous_budget():
-    units = [tail(21, 5), tail(20, 5), segment(10, summary_bytes=30), segment(0, reason="failed")]
-    p = pack(units, Budget(10_000), pair_count=22)
-    assert p.complete and p.cut == 0
-    assert p.used_bytes == 5 + 5 + 30 + 100
-    acc = account(p)
-    assert [a[0] for a in acc] == list(range(22))
-    assert acc[0] == (0, "raw", "failed") and acc[10] == (10, "summary", None) and acc[21] == (21, "raw", None)
+def forms(p):
+    """Per segment start (and raw tail), how it was given: 'S', 'R' or '-'."""
+    acc = {a.index: a.as_ for a in p.account()}
+    return "".join({"summary": "S", "raw": "R", "omitted": "-"}[acc[i]] for i in range(0, p.pair_count, 10))
 
 
-def test_zero_budget_omits_everything_over_budget():
-    p = pack([tail(2, 5), tail(1, 5), tail(0, 5)], Budget(0), pair_count=3)
-    assert not p.complete and p.used_bytes == 0 and p.placed == []
-    assert account(p) == [(i, "omitted", "over_budget") for i in range(3)]
+def three_segments(**kw):
+    # Three segments of 100 bytes raw, summaries of 30; a tail of two 10-byte pairs.
+    return tail(30, 10, 10), [segment(k * 10, summary_bytes=30, **kw) for k in range(3)]
 
 
-def test_budget_exactly_the_newest_pair_gives_just_that_pair():
-    p = pack([tail(2, 7), tail(1, 1), tail(0, 1)], Budget(7), pair_count=3)
-    assert account(p) == [(0, "omitted", "over_budget"), (1, "omitted", "over_budget"), (2, "raw", None)]
-    assert p.used_bytes == 7
+# --- prefer=raw -------------------------------------------------------------------
 
 
-def test_budget_one_byte_under_the_newest_pair_gives_nothing():
-    p = pack([tail(2, 7), tail(1, 1), tail(0, 1)], Budget(6), pair_count=3)
-    assert p.used_bytes == 0 and all(a[1] == "omitted" for a in account(p))
+def test_generous_budget_gives_the_whole_history_raw_and_complete():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(10_000), pair_count=32)
+    assert p.complete and p.cut == 0 and p.used_bytes == 320 and p.summaries() == []
+    assert account(p) == [(i, "raw", None) for i in range(32)]
 
 
-def test_packing_stops_at_the_first_piece_that_does_not_fit():
-    # Pair 0 is small enough to fit, but history stays one unbroken stretch.
-    p = pack([tail(2, 5), tail(1, 50), tail(0, 1)], Budget(10), pair_count=3)
-    assert account(p) == [(0, "omitted", "over_budget"), (1, "omitted", "over_budget"), (2, "raw", None)]
+def test_budget_holding_all_raw_but_one_segment_summarises_exactly_the_oldest_usable_one():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(320 - 1), pair_count=32)
+    assert p.complete and forms(p) == "SRRR" and p.used_bytes == 250
+    assert [u.from_pair for u in p.summaries()] == [0]
 
 
-def test_summary_that_does_not_fit_falls_back_to_raw_pairs_newest_first():
-    units = [tail(20, 5), segment(10, summary_bytes=1000, pair_bytes=10), segment(0, summary_bytes=1)]
-    p = pack(units, Budget(5 + 35), pair_count=21)
-    acc = account(p)
-    assert acc[17:] == [(17, "raw", "over_budget"), (18, "raw", "over_budget"), (19, "raw", "over_budget"), (20, "raw", None)]
-    assert acc[:17] == [(i, "omitted", "over_budget") for i in range(17)]
-    assert p.used_bytes == 35
+def test_the_oldest_usable_segment_is_the_one_summarised_when_the_oldest_has_none():
+    t, segs = three_segments()
+    segs[0] = segment(0, reason="failed")
+    p = pack(t, segs, Budget(319), pair_count=32)
+    assert forms(p) == "RSRR" and account(p)[0] == (0, "raw", "failed") and account(p)[10] == (10, "summary", None)
 
 
-def test_fallback_segment_that_fits_whole_lets_older_segments_in():
-    units = [segment(10, summary_bytes=1000, pair_bytes=1), segment(0, summary_bytes=5)]
-    p = pack(units, Budget(15), pair_count=20)
-    assert p.complete
-    assert account(p)[0] == (0, "summary", None) and account(p)[10] == (10, "raw", "over_budget")
+def test_a_budget_between_keeps_the_newest_raw_and_summarises_the_oldest():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(20 + 30 + 30 + 100), pair_count=32)
+    assert p.complete and forms(p) == "SSRR" and p.used_bytes == 180
 
 
-def test_raw_pairs_of_a_segment_are_not_read_when_its_summary_fits():
+def test_too_tight_for_all_summaries_omits_the_oldest_over_budget():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(20 + 30 + 30 + 5), pair_count=32)
+    assert not p.complete and forms(p) == "-SSR" and p.cut == 10
+    assert account(p)[:10] == [(i, "omitted", "over_budget") for i in range(10)]
+
+
+def test_when_not_even_the_tail_fits_its_newest_pairs_that_fit_are_given():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(15), pair_count=32)
+    assert p.cut == 31 and account(p)[-1] == (31, "raw", None) and p.used_bytes == 10
+
+
+def test_a_summary_not_cheaper_than_its_raw_pairs_is_never_chosen_under_either_preference():
+    for prefer in ("raw", "summary"):
+        segs = [segment(0, summary_bytes=100), segment(10, summary_bytes=101)]
+        p = pack([], segs, Budget(150), pair_count=20, prefer=prefer)
+        assert p.summaries() == [] and p.used_bytes == (100 if prefer == "raw" else 150)
+        p = pack([], segs, Budget(10_000), pair_count=20, prefer=prefer)
+        assert p.summaries() == [] and p.complete
+
+
+def test_a_summary_cheaper_by_bytes_but_not_by_tokens_is_not_chosen_under_a_token_budget():
+    segs = [segment(0, summary_bytes=10, tokens=50, raw_tokens=1), segment(10, summary_bytes=10, tokens=5,
+                                                                           raw_tokens=1)]
+    for prefer in ("raw", "summary"):
+        p = pack([], segs, Budget(30 + 100, tokens=1000), pair_count=20, prefer=prefer)
+        assert [u.from_pair for u in p.summaries()] == [10]  # segment 0's costs more tokens than its pairs
+        assert all(a[2] is None for a in account(p))
+
+
+def test_raw_pairs_of_a_segment_whose_usable_summary_was_not_chosen_have_no_reason():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(10_000), pair_count=32)
+    assert {a[2] for a in account(p)} == {None}
+
+
+def test_prefer_raw_never_reads_a_segments_pair_sizes():
     def boom():
-        raise AssertionError("raw pairs read although the summary fit")
-    unit = SegmentUnit(from_pair=0, to_pair=9, summary=SummaryPiece(1, "conversation-compaction@3", DIGEST, 10),
-                       reason=None, raw_pairs=boom)
-    assert pack([unit], Budget(10), pair_count=10).complete
+        raise AssertionError("pair sizes read although the segment's raw size is known")
+    segs = [SegmentUnit(0, 9, SummaryPiece(1, "v", DIGEST, 30), None, raw_pairs=boom, raw_bytes=100),
+            SegmentUnit(10, 19, None, "pending", raw_pairs=boom, raw_bytes=100)]
+    for budget in (10_000, 150, 20):
+        pack([], segs, Budget(budget), pair_count=20)
 
 
-def test_units_older_than_the_cut_are_never_consumed():
-    consumed = []
+def test_segments_older_than_the_first_that_cannot_be_kept_are_never_consumed():
+    produced = []
 
-    def units():
+    def newest_first():
+        for k in range(99, -1, -1):
+            produced.append(k)
+            yield segment(k * 10, summary_bytes=30)
+
+    segs = NewestFirst(100, newest_first())
+    p = pack([], segs, Budget(100 + 30 * 5), pair_count=1000)
+    # Coverage first: eight summaries (240 bytes) keep more history than five and one raw.
+    assert forms(p)[:100] == "-" * 92 + "S" * 8
+    assert len(produced) == 9  # eight kept, then the first that could not be
+
+
+def test_tail_pairs_older_than_the_cut_are_never_consumed():
+    produced = []
+
+    def newest_first():
         for i in range(5, -1, -1):
-            consumed.append(i)
-            yield tail(i, 10)
+            produced.append(i)
+            yield RawPiece(i, 10)
 
-    pack(units(), Budget(25), pair_count=6)
-    assert consumed == [5, 4, 3]
+    pack(NewestFirst(6, newest_first()), [], Budget(25), pair_count=6)
+    assert produced == [5, 4, 3]
 
 
-def test_tokens_are_only_counted_for_pieces_that_fit_by_bytes():
+def test_token_budget_limits_like_the_byte_budget():
+    p = pack(tail(0, 5, 5, 5, tokens=3), [], Budget(1000, tokens=6), pair_count=3)
+    assert p.used_tokens == 6 and p.cut == 1
+
+
+def test_tokens_are_counted_lazily_and_only_as_far_as_the_choice_looks():
     counted = []
 
     def tokens(i):
@@ -107,85 +167,214 @@ def test_tokens_are_only_counted_for_pieces_that_fit_by_bytes():
             return 1
         return count
 
-    units = [TailUnit(RawPiece(2, 5, tokens(2))), TailUnit(RawPiece(1, 500, tokens(1))), TailUnit(RawPiece(0, 1, tokens(0)))]
-    p = pack(units, Budget(100, tokens=100), pair_count=3)
-    assert counted == [2] and p.used_tokens == 1
-
-
-def test_token_budget_limits_like_the_byte_budget():
-    units = [tail(2, 5, tokens=3), tail(1, 5, tokens=3), tail(0, 5, tokens=3)]
-    p = pack(units, Budget(1000, tokens=6), pair_count=3)
-    assert p.used_tokens == 6 and p.cut == 1
-
-
-def test_summary_over_the_token_budget_falls_back_to_raw():
-    units = [segment(0, summary_bytes=10, tokens=50, pair_bytes=1, raw_tokens=1)]
-    p = pack(units, Budget(1000, tokens=10), pair_count=10)
-    assert p.complete and {a[2] for a in account(p)} == {"over_budget"} and {a[1] for a in account(p)} == {"raw"}
+    pieces = [RawPiece(i, 5, tokens(i)) for i in range(6)]
+    p = pack(pieces, [], Budget(12, tokens=100), pair_count=6)
+    assert p.used_tokens == 2 and sorted(counted) == [3, 4, 5]
 
 
 def test_used_tokens_is_null_without_a_token_budget():
-    assert pack([tail(0, 1, tokens=5)], Budget(10), pair_count=1).used_tokens is None
+    assert pack(tail(0, 1, tokens=5), [], Budget(10), pair_count=1).used_tokens is None
 
 
-def test_summary_frame_is_charged_once_with_the_first_summary():
-    units = [segment(10, summary_bytes=10), segment(0, summary_bytes=10)]
-    p = pack(units, Budget(1000), pair_count=20, summary_frame_bytes=7)
-    assert p.used_bytes == 27
-    # The frame counts towards the fit: 10 + 7 > 16, so the summary falls back.
-    p = pack([segment(0, summary_bytes=10, pair_bytes=1)], Budget(16), pair_count=10, summary_frame_bytes=7)
-    assert {a[1] for a in account(p)} == {"raw"}
+def test_summary_frame_is_charged_once_when_any_summary_is_given():
+    segs = [segment(0, summary_bytes=10), segment(10, summary_bytes=10)]
+    p = pack([], segs, Budget(27), pair_count=20, summary_frame_bytes=7)
+    assert forms(p) == "SS" and p.used_bytes == 27
+    # The frame counts towards the fit: 10 + 7 > 16, so the segment stays raw if it can.
+    p = pack([], [segment(0, summary_bytes=10, pair_bytes=1)], Budget(16), pair_count=10, summary_frame_bytes=7)
+    assert forms(p) == "R" and p.used_bytes == 10
+
+
+# --- prefer=summary (the seed 000 rule) ----------------------------------------------
+
+
+def test_prefer_summary_gives_every_usable_summary_even_when_raw_would_fit():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(10_000), pair_count=32, prefer="summary")
+    assert p.complete and forms(p) == "SSSR" and p.used_bytes == 20 + 90
+
+
+def test_prefer_summary_falls_back_to_raw_pairs_newest_first_with_no_reason():
+    t = tail(20, 5)
+    segs = [segment(0, summary_bytes=1), segment(10, summary_bytes=99, pair_bytes=10)]
+    p = pack(t, segs, Budget(5 + 35), pair_count=21, prefer="summary")
+    acc = account(p)
+    assert acc[17:] == [(17, "raw", None), (18, "raw", None), (19, "raw", None), (20, "raw", None)]
+    assert acc[:17] == [(i, "omitted", "over_budget") for i in range(17)]
+    assert p.used_bytes == 35
+
+
+def test_prefer_summary_fallback_pair_of_an_unusable_summary_names_why():
+    segs = [segment(0, reason="stale_source")]
+    p = pack([], segs, Budget(35), pair_count=10, prefer="summary")
+    assert account(p)[7:] == [(i, "raw", "stale_source") for i in (7, 8, 9)]
 
 
 def test_counts_by_form_and_reason():
-    units = [tail(20, 1), segment(10, reason="exhausted", pair_bytes=1), segment(0, summary_bytes=1000)]
-    p = pack(units, Budget(11), pair_count=21)
+    segs = [segment(0, summary_bytes=1000), segment(10, reason="exhausted", pair_bytes=1)]
+    p = pack(tail(20, 1), segs, Budget(11), pair_count=21)
     assert p.counts() == {("raw", None): 1, ("raw", "exhausted"): 10, ("omitted", "over_budget"): 10}
 
 
-def test_units_must_cover_every_pair_newest_first():
+# --- telling the model what was left out (format=openai) ------------------------------
+
+
+def sentence_cost(n, after_summaries):
+    return len(f"{n} left out.") + (2 if after_summaries else 0), 0
+
+
+def test_the_omission_sentence_is_reserved_so_the_whole_still_fits():
+    t, segs = three_segments()
+    budget = 20 + 30 + 30 + sentence_cost(32, True)[0]
+    p = pack(t, segs, Budget(budget), pair_count=32, omission=sentence_cost)
+    assert p.told_omitted and p.cut == 10
+    assert p.used_bytes == 20 + 60 + sentence_cost(10, True)[0] <= budget
+
+
+def test_the_reservation_can_cost_the_oldest_piece_its_place():
+    t, segs = three_segments()
+    budget = 20 + 30 + 30 + 5  # the sentence does not fit beside two summaries
+    p = pack(t, segs, Budget(budget), pair_count=32, omission=sentence_cost)
+    assert p.told_omitted and p.cut == 20 and p.used_bytes == 20 + 30 + sentence_cost(20, True)[0] <= budget
+
+
+def test_nothing_is_told_when_nothing_is_omitted():
+    t, segs = three_segments()
+    p = pack(t, segs, Budget(10_000), pair_count=32, omission=sentence_cost)
+    assert not p.told_omitted and p.used_bytes == 320
+
+
+def test_when_not_even_the_sentence_fits_nothing_is_given():
+    p = pack(tail(0, 1, 1, 1), [], Budget(2), pair_count=3, omission=sentence_cost)
+    assert p.placed == [] and p.cut == 3 and p.used_bytes == 0 and not p.told_omitted
+
+
+# --- refusals ---------------------------------------------------------------------
+
+
+def test_history_must_cover_every_pair_contiguously():
     with pytest.raises(ValueError):
-        pack([tail(0, 1), tail(1, 1)], Budget(10), pair_count=2)
+        pack([RawPiece(1, 1), RawPiece(0, 1)], [], Budget(10), pair_count=2)
     with pytest.raises(ValueError):
-        pack([tail(1, 1)], Budget(10), pair_count=2)
+        pack(tail(1, 1), [], Budget(10), pair_count=3)
+    with pytest.raises(ValueError):
+        pack(tail(11, 1), [segment(0)], Budget(1000), pair_count=12)
 
 
 def test_segment_without_summary_needs_a_known_reason():
     with pytest.raises(ValueError):
-        pack([segment(0, reason="because")], Budget(1000), pair_count=10)
+        pack([], [segment(0, reason="because")], Budget(1000), pair_count=10)
 
 
-def test_negative_budget_is_refused():
+def test_negative_budget_and_unknown_preference_are_refused():
     with pytest.raises(ValueError):
-        pack([], Budget(-1), pair_count=0)
+        pack([], [], Budget(-1), pair_count=0)
+    with pytest.raises(ValueError):
+        pack([], [], Budget(1), pair_count=0, prefer="newest")
+
+
+# --- properties -------------------------------------------------------------------
 
 
 @st.composite
-def conversations(draw):
-    """A random history: tail sizes and, per segment, summary or a reason."""
-    segments = draw(st.integers(0, 6))
-    tail_len = draw(st.integers(0 if segments == 0 else 20, 29))
-    units = [tail(segments * 10 + t, draw(st.integers(0, 200))) for t in range(tail_len - 1, -1, -1)]
-    for k in range(segments - 1, -1, -1):
+def histories(draw, max_segments=6):
+    """A random history: tail sizes and, per segment, pair sizes and a summary or a reason."""
+    m = draw(st.integers(0, max_segments))
+    tail_len = draw(st.integers(0 if m == 0 else 1, 12))
+    t = tail(m * 10, *[draw(st.integers(0, 200)) for _ in range(tail_len)])
+    segs = []
+    for k in range(m):
         sizes = draw(st.lists(st.integers(0, 200), min_size=10, max_size=10))
         if draw(st.booleans()):
-            units.append(segment(k * 10, summary_bytes=draw(st.integers(0, 2000)), pair_bytes=sizes))
+            segs.append(segment(k * 10, summary_bytes=draw(st.integers(0, 1500)), pair_bytes=sizes))
         else:
-            units.append(segment(k * 10, reason=draw(st.sampled_from(REASONS[1:])), pair_bytes=sizes))
-    return segments * 10 + tail_len, units
+            segs.append(segment(k * 10, reason=draw(st.sampled_from(REASONS[1:])), pair_bytes=sizes))
+    frame = draw(st.sampled_from([0, 0, 40]))
+    told = draw(st.booleans())
+    return m * 10 + tail_len, t, segs, frame, told
 
 
-@settings(max_examples=300, deadline=None)
-@given(conversations(), st.integers(0, 6000))
-def test_used_bytes_never_exceed_the_budget_and_every_pair_is_accounted_once(conv, budget):
-    pair_count, units = conv
-    p = pack(units, Budget(budget), pair_count=pair_count)
+def _check(p, budget, pair_count):
     assert p.used_bytes <= budget
     acc = account(p)
-    assert [a[0] for a in acc] == list(range(pair_count))
+    assert [a[0] for a in acc] == list(range(pair_count))  # every pair once, in order
     assert p.complete == all(a[1] != "omitted" for a in acc)
-    placed_bytes = sum(x.piece.bytes if isinstance(x, PlacedRaw) else x.unit.summary.bytes for x in p.placed)
-    assert placed_bytes == p.used_bytes
-    # Omitted pairs are always the oldest ones, and always for lack of room.
-    omitted = [a for a in acc if a[1] == "omitted"]
-    assert omitted == [(i, "omitted", "over_budget") for i in range(len(omitted))]
+    # One unbroken newest stretch: omitted pairs are exactly the oldest ones, for lack of room.
+    assert acc[:p.cut] == [(i, "omitted", "over_budget") for i in range(p.cut)]
+    assert all(a[1] != "omitted" for a in acc[p.cut:])
+    # Never a summary not cheaper than its raw pairs.
+    for unit in p.summaries():
+        assert unit.summary.bytes < unit.raw_bytes
+
+
+def _cost(p, t, segs, frame, sentence):
+    total = sum(x.bytes for x in t if x.index >= p.cut)
+    for s in segs:
+        if s.from_pair >= p.cut:
+            total += s.summary.bytes if s in p.summaries() else s.raw_bytes
+        elif s.to_pair >= p.cut:
+            total += sum(x.bytes for x in s.raw_pairs if x.index >= p.cut)
+    return total + (frame if p.summaries() else 0) + sentence
+
+
+@settings(max_examples=400, deadline=None)
+@given(histories(), st.integers(0, 4000), st.sampled_from(["raw", "summary"]))
+def test_bytes_never_exceed_the_budget_and_every_pair_is_accounted_once(history, budget, prefer):
+    pair_count, t, segs, frame, told = history
+    p = pack(t, segs, Budget(budget), pair_count=pair_count, prefer=prefer, summary_frame_bytes=frame,
+             omission=sentence_cost if told else None)
+    _check(p, budget, pair_count)
+    sentence = sentence_cost(p.cut, bool(p.summaries()))[0] if p.told_omitted else 0
+    assert p.used_bytes == _cost(p, t, segs, frame, sentence)  # used is exact
+    if p.told_omitted:
+        assert told and p.cut > 0
+    elif told and p.cut:  # not even the sentence fitted
+        assert p.placed == [] and p.cut == pair_count and p.used_bytes == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(histories(max_segments=5), st.integers(0, 4000))
+def test_prefer_raw_no_other_choice_covers_more_history_or_the_same_with_more_raw_oldest_first(history, budget):
+    pair_count, t, segs, frame, _ = history
+    p = pack(t, segs, Budget(budget), pair_count=pair_count, summary_frame_bytes=frame)
+    _check(p, budget, pair_count)
+    tail_bytes = sum(x.bytes for x in t)
+    if tail_bytes > budget:
+        assert p.cut >= len(segs) * 10
+        return
+    cheaper = [s.summary is not None and s.summary.bytes < s.raw_bytes for s in segs]
+    best = None  # (segments kept, raw segments) over every assignment of whole forms
+    for c in range(len(segs) + 1):
+        for kept in itertools.product(*[("R", "S") if cheaper[k] else ("R",) for k in range(c, len(segs))]):
+            cost = tail_bytes + sum(segs[c + i].summary.bytes if f == "S" else segs[c + i].raw_bytes
+                                    for i, f in enumerate(kept)) + (frame if "S" in kept else 0)
+            # Only assignments that spend fidelity oldest first (seed 002 §8): no
+            # segment that could be a summary raw while an older one is a summary.
+            ages = "".join(kept)
+            respects_age = not any(ages[i] == "R" and cheaper[c + i] and "S" in ages[i + 1:]
+                                   for i in range(len(ages)))
+            if cost <= budget and respects_age:
+                key = (len(segs) - c, kept.count("R"))
+                best = key if best is None or key > best else best
+    f = forms(p)[:len(segs)]
+    assert (len(segs) - f.count("-"), f.count("R")) == best
+    # Never a raw segment that could be a summary older than a summarised one.
+    first_summary = f.find("S")
+    assert first_summary < 0 or not any(f[k] == "R" and cheaper[k] for k in range(first_summary))
+
+
+@settings(max_examples=400, deadline=None)
+@given(histories(), st.integers(0, 4000))
+def test_prefer_summary_reproduces_the_walk_it_replaced(history, budget):
+    pair_count, t, segs, frame, _ = history
+    p = pack(t, segs, Budget(budget), pair_count=pair_count, prefer="summary", summary_frame_bytes=frame)
+    _check(p, budget, pair_count)
+    units = [LegacyTail(x.index, x.bytes) for x in reversed(t)]
+    for s in reversed(segs):
+        cheaper = s.summary is not None and s.summary.bytes < s.raw_bytes
+        units.append(LegacySegment(s.from_pair, s.to_pair, s.summary.bytes if cheaper else None,
+                                   pairs=[(x.index, x.bytes, 0) for x in s.raw_pairs]))
+    cut, summarised, raws, used, _ = legacy_pack(units, budget_bytes=budget, frame_bytes=frame)
+    assert p.cut == cut and p.used_bytes == used
+    assert sorted(u.from_pair for u in p.summaries()) == sorted(summarised)
+    assert sorted(a.index for a in p.account() if a.as_ == "raw") == sorted(raws)

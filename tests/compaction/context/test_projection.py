@@ -1,4 +1,7 @@
-"""SPEC §6: the next-run projection assembled from the database."""
+"""SPEC §6: the next-run projection assembled from the database, under
+``prefer=summary`` (the seed 000 rule, every usable summary in place of its
+pairs) unless a test says otherwise; ``prefer=raw``, the default, has its
+own tests in ``test_projection_prefer_raw.py``."""
 
 import pytest
 from django.db import connection
@@ -26,6 +29,7 @@ GENEROUS = 1024 * 1024
 
 
 def project(conv, budget=GENEROUS, **kwargs):
+    kwargs.setdefault("prefer", "summary")
     return conversation_projection(conversation=conv, budget_bytes=budget, **kwargs)
 
 
@@ -135,7 +139,9 @@ def test_summary_that_does_not_fit_falls_back_to_its_raw_pairs_newest_first():
     budget = tail + pair_bytes(conv, 9) + pair_bytes(conv, 8)
     body = project(conv, budget)
     f = forms(body)
-    assert f[9] == f[8] == ("raw", "over_budget")
+    # A raw pair whose usable summary was not given has no reason (SPEC §6):
+    # over_budget is only ever said of an omitted pair.
+    assert f[9] == f[8] == ("raw", None)
     assert all(f[i] == ("omitted", "over_budget") for i in range(8))
     assert body["complete"] is False and body["used"]["bytes"] == budget
 
@@ -211,7 +217,7 @@ def test_summary_over_the_token_budget_falls_back_to_raw():
     )
     body = project(conv, GENEROUS, budget_tokens=tail_tokens)
     assert body["complete"] is True
-    assert all(forms(body)[i] == ("raw", "over_budget") for i in range(10))
+    assert all(forms(body)[i] == ("raw", None) for i in range(10))
     assert body["used"]["tokens"] == tail_tokens
 
 
@@ -253,7 +259,8 @@ def test_openai_budget_counts_the_framing_it_returns():
     assert tight["used"]["bytes"] == sum(len(m["content"].encode()) for m in tight["messages"]) <= exact - 1
 
 
-def test_cost_follows_the_budget_not_the_history():
+@pytest.mark.parametrize("prefer", ["raw", "summary"])
+def test_cost_follows_the_budget_not_the_history(prefer):
     small, large = ingest_pairs(100, external_id="small"), ingest_pairs(1000, external_id="large")
     for conv, n in ((small, 100), (large, 1000)):
         for k in range((n - 20) // 10):
@@ -261,7 +268,7 @@ def test_cost_follows_the_budget_not_the_history():
     counts = []
     for conv in (small, large):
         with CaptureQueriesContext(connection) as ctx:
-            body = project(conv, 4096)
+            body = project(conv, 4096, prefer=prefer)
         assert body["complete"] is False
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1]
@@ -306,8 +313,9 @@ _counter = iter(range(10**9))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(histories(), st.integers(1, 12000), st.sampled_from(["blocks", "openai"]), st.one_of(st.none(), st.integers(1, 3000)))
-def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tokens):
+@given(histories(), st.integers(1, 12000), st.sampled_from(["blocks", "openai"]), st.one_of(st.none(), st.integers(1, 3000)),
+       st.sampled_from(["raw", "summary"]))
+def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tokens, prefer):
     users, answers, kinds = history
     doc = conversation_document(len(users), external_id=f"prop-{next(_counter)}")
     for i in range(len(users)):
@@ -324,7 +332,11 @@ def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tok
             summary_for(conv, k * 10, digest="e" * 64)
         elif kind in ("failed", "exhausted"):
             job_for(conv, k * 10, state=kind, attempts=2)
-    body = project(conv, budget, format=fmt, budget_tokens=budget_tokens)
+    body = project(conv, budget, format=fmt, budget_tokens=budget_tokens, prefer=prefer)
+    # One unbroken newest stretch: what is omitted is the oldest pairs, for lack of room.
+    omitted = [p["index"] for p in body["pairs"] if p["as"] == "omitted"]
+    assert omitted == list(range(len(omitted)))
+    assert all(p["reason"] == "over_budget" for p in body["pairs"] if p["as"] == "omitted")
     if fmt == "openai":
         validate_chat_messages(body["messages"])
         returned = sum(len(m["content"].encode()) for m in body["messages"])

@@ -7,6 +7,8 @@ import pytest
 from django.urls import reverse
 
 from compaction.models import AuditEvent, CompactionJob, JobState
+from tests.compaction.desk.conftest import ingest
+from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +27,7 @@ def test_conversation_of_another_scope_is_404(as_user, world):
     assert as_user(world.staff).get(url).status_code == 200
 
 
-def test_succeeded_job_whose_source_changed_is_shown_stale(as_user, world):
+def test_succeeded_job_whose_source_changed_is_shown_source_changed(as_user, world):
     from tests.compaction.desk.conftest import ingest
     from tests.factories import conversation_document
 
@@ -34,7 +36,7 @@ def test_succeeded_job_whose_source_changed_is_shown_stale(as_user, world):
     ingest(doc)
     response = as_user(world.support).get(reverse("desk-conversation", args=[world.conversation.pk]))
     first = response.context["segments"][0]
-    assert first.job.pk == world.succeeded.pk and first.state == "stale" and first.source_valid is False
+    assert first.job.pk == world.succeeded.pk and first.state == "source_changed" and first.source_valid is False
 
 
 def test_operator_reruns_a_whole_conversation(as_user, world, django_capture_on_commit_callbacks):
@@ -73,7 +75,7 @@ def test_conversation_page_loads_the_preview_lazily(as_user, world):
 
 def test_projection_preview_shows_how_each_pair_is_given_and_why(as_user, world):
     url = reverse("desk-conversation", args=[world.conversation.pk])
-    response = as_user(world.support).get(f"{url}?budget=1000000")
+    response = as_user(world.support).get(f"{url}?budget=1000000&prefer=summary")
     preview = {p["index"]: (p["as"], p["reason"]) for p in response.context["preview_pairs"]}
     assert preview[0] == ("summary", None)
     assert preview[10] == ("raw", "failed") and preview[20][0] == "raw"
@@ -97,3 +99,50 @@ def test_projection_preview_reports_a_bad_budget(as_user, world, budget, message
     url = reverse("desk-conversation", args=[world.conversation.pk])
     html = as_user(world.support).get(f"{url}?budget={budget}").content.decode()
     assert message in html
+
+
+def test_projection_preview_prefers_raw_by_default_and_toggles_to_summaries(as_user, world):
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    client = as_user(world.support)
+    response = client.get(f"{url}?budget=1000000")
+    assert response.context["preview"]["prefer"] == "raw"
+    assert {p["as"] for p in response.context["preview_pairs"]} == {"raw"}
+    html = response.content.decode()
+    assert 'name="prefer" value="raw" checked' in html and 'name="prefer" value="summary">' in html
+    html = client.get(f"{url}?budget=1000000&prefer=summary", HTTP_HX_REQUEST="true").content.decode()
+    assert html.lstrip().startswith('<section class="card" id="preview"')
+    assert '<li class="as-summary" title="pair 0: summary">' in html
+    assert 'name="prefer" value="summary" checked' in html
+
+
+def test_projection_preview_shows_the_same_account_as_the_api(as_user, world):
+    from compaction.context.projection import conversation_projection
+
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    for prefer in ("raw", "summary"):
+        response = as_user(world.support).get(f"{url}?budget=3000&prefer={prefer}")
+        api = conversation_projection(conversation=world.conversation, budget_bytes=3000, prefer=prefer)
+        assert response.context["preview_pairs"] == api["pairs"]
+        assert response.context["preview"]["used"] == api["used"]
+
+
+def test_projection_preview_shows_the_text_that_would_be_sent_only_when_asked_and_escaped(as_user, world):
+    from tests.compaction.desk.conftest import XSS
+
+    doc = conversation_document(3, scope="default", external_id="conv-xss")
+    doc["messages"][5]["content"] = "Answer with " + XSS
+    conversation = ingest(doc)
+    url = reverse("desk-conversation", args=[conversation.pk])
+    client = as_user(world.support)
+    html = client.get(f"{url}?budget=100000").content.decode()
+    assert 'id="preview-text"' not in html
+    html = client.get(f"{url}?budget=100000&text=1", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="preview-text"' in html and "Pair 2: raw" in html
+    assert XSS not in html and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert 'name="text" value="1" checked' in html
+
+
+def test_projection_preview_refuses_an_unknown_preference(as_user, world):
+    url = reverse("desk-conversation", args=[world.conversation.pk])
+    html = as_user(world.support).get(f"{url}?budget=1000&prefer=newest").content.decode()
+    assert "prefer must be one of: raw, summary" in html

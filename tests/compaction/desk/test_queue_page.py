@@ -158,4 +158,69 @@ def test_bulk_rerun_returns_to_the_filtered_queue(as_user, world, django_capture
         response = as_user(world.operator).post(reverse("desk-queue-rerun"), {
             "jobs": [world.failed.pk], "reason": "retry", "confirm": "on",
             "next_query": "failure_code=tool_calls&scope=default"})
-    assert response["Location"] == "/queue/?failure_code=tool_calls&scope=default"
+    assert response["Location"] == f"/queue/?failure_code=tool_calls&scope=default&kept={world.failed.pk}"
+
+
+def test_bulk_rerun_keeps_its_rows_on_the_page_with_their_live_state(
+        as_user, world, django_capture_on_commit_callbacks):
+    client = as_user(world.operator)
+    with django_capture_on_commit_callbacks():
+        response = client.post(reverse("desk-queue-rerun"), {
+            "jobs": [world.failed.pk, world.exhausted.pk], "reason": "retry", "confirm": "on"})
+    kept = f"{world.failed.pk},{world.exhausted.pk}"
+    assert response["Location"] == f"/queue/?kept={kept}"
+    page = client.get(response["Location"])
+    html = page.content.decode()
+    # Pending now, so not in the failed-ranges list itself, but kept on the page.
+    assert page.context["rows"] == []
+    assert [j.pk for j in page.context["kept"]] == [world.failed.pk, world.exhausted.pk]
+    kept_body = html.split('<tbody id="kept"')[1].split("</tbody>")[0]
+    assert f'hx-get="/queue/?kept={kept}&amp;region=kept" hx-trigger="every 2s"' in kept_body
+    assert "2 of 2 ranges still pending or running" in kept_body
+    assert kept_body.count('class="state state-pending"') == 2
+    # While they move, the kept rows have no checkbox (polling would undo a tick).
+    assert 'name="jobs"' not in kept_body
+    assert "Re-run the selected ranges" in html
+
+
+def test_the_kept_rows_poll_until_every_one_has_settled(as_user, world, django_capture_on_commit_callbacks):
+    from tests.compaction.desk.conftest import make_succeeded
+
+    client = as_user(world.operator)
+    with django_capture_on_commit_callbacks():
+        client.post(reverse("desk-queue-rerun"), {
+            "jobs": [world.failed.pk, world.exhausted.pk], "reason": "retry", "confirm": "on"})
+    url = f"/queue/?kept={world.failed.pk},{world.exhausted.pk}&region=kept"
+    make_succeeded(CompactionJob.objects.get(pk=world.failed.pk), number=2)
+    region = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert region.lstrip().startswith('<tbody id="kept"') and "<html" not in region
+    assert 'hx-trigger="every 2s"' in region and "1 of 2 ranges still pending or running" in region
+    assert 'class="state state-succeeded"' in region and 'class="state state-pending"' in region
+    CompactionJob.objects.filter(pk=world.exhausted.pk).update(state=JobState.FAILED)
+    region = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    # Settled: polling stops and the rows can be selected again.
+    assert "hx-trigger" not in region and "all 2 ranges settled." in region
+    assert f'id="pick-{world.exhausted.pk}"' in region and f'id="pick-{world.failed.pk}"' in region
+    # A kept job back in the queue is listed once, with the kept rows.
+    page = client.get(f"/queue/?kept={world.failed.pk},{world.exhausted.pk}")
+    assert world.exhausted.pk not in [j.pk for j in page.context["rows"]]
+    assert page.content.decode().count(f'id="row-{world.exhausted.pk}"') == 1
+
+
+def test_kept_rows_stay_in_the_users_scopes_and_refuse_a_bad_list(as_user, world):
+    client = as_user(world.operator)
+    page = client.get(f"/queue/?kept={world.other_failed.pk},{world.failed.pk}")
+    assert [j.pk for j in page.context["kept"]] == [world.failed.pk]
+    assert "conv-secret" not in page.content.decode()
+    response = client.get("/queue/?kept=1,two")
+    assert response.status_code == 400
+    assert response.content.decode() == "kept: job ids must be whole numbers separated by commas"
+    response = client.get("/queue/?kept=" + ",".join(str(i) for i in range(1, 102)))
+    assert response.status_code == 400 and "kept: at most 100 job ids" in response.content.decode()
+
+
+def test_the_queue_selection_needs_no_inline_script(as_user, world):
+    html = as_user(world.operator).get(reverse("desk-queue")).content.decode()
+    assert "onclick" not in html and "<script>" not in html
+    assert '<script src="/static/desk/desk.js" defer></script>' in html
+    assert 'data-pick-all' in html and "data-bulk-submit" in html and "data-bulk-count" in html

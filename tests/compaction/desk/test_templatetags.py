@@ -7,8 +7,16 @@ from compaction.desk.templatetags import ago, job_url, state, utc
 
 def test_utc_formats_aware_datetimes_in_utc_and_none_as_blank():
     cet = timezone(timedelta(hours=1))
-    assert utc(datetime(2026, 11, 1, 11, 30, tzinfo=cet)) == "2026-11-01 10:30"
+    assert utc(datetime(2026, 11, 1, 11, 30, tzinfo=cet)) == "2026-11-01 10:30 UTC"
     assert utc(None) == ""
+
+
+def test_every_time_says_it_is_utc():
+    moment = datetime(2026, 11, 1, 10, 30, 5, tzinfo=timezone.utc)
+    assert utc(moment, "%H:%M:%S") == "10:30:05 UTC"
+    assert utc(moment, "%Y-%m-%d %H:%M:%S") == "2026-11-01 10:30:05 UTC"
+    # ISO 8601 with its Z (in title attributes) already names the zone.
+    assert utc(moment, "%Y-%m-%dT%H:%M:%SZ") == "2026-11-01T10:30:05Z"
 
 
 def test_ago_is_compact():

@@ -1,0 +1,46 @@
+"""The lazy sequences the projection reads newest first — pure, no database."""
+
+import pytest
+
+from compaction.context.lazy import Converted, NewestFirst
+
+
+def produced_newest_first(n, log):
+    for i in range(n - 1, -1, -1):
+        log.append(i)
+        yield f"item {i}"
+
+
+def test_newest_first_is_indexed_oldest_first_and_consumed_only_as_far_as_asked():
+    log = []
+    seq = NewestFirst(5, produced_newest_first(5, log))
+    assert len(seq) == 5 and log == []
+    assert seq[4] == "item 4" and log == [4]
+    assert seq[2] == "item 2" and log == [4, 3, 2] and seq.consumed == 3
+    assert seq[3] == "item 3" and log == [4, 3, 2]  # already read: nothing more consumed
+
+
+def test_newest_first_refuses_indexes_out_of_range_and_a_producer_that_falls_short():
+    seq = NewestFirst(2, iter(["b"]))
+    with pytest.raises(IndexError):
+        seq[2]
+    with pytest.raises(IndexError):
+        seq[-1]
+    with pytest.raises(ValueError, match="2 items announced, 1 produced"):
+        seq[0]
+    assert list(NewestFirst(3, iter("cba"))) == ["a", "b", "c"]
+
+
+def test_converted_converts_each_item_once_when_first_looked_at():
+    calls = []
+
+    def convert(k, item):
+        calls.append(k)
+        return item * 2
+
+    seq = Converted([1, 2, 3], convert)
+    assert not seq.looked_at(2)
+    assert seq[2] == 6 and seq[2] == 6 and calls == [2] and seq.looked_at(2)
+    assert sum(seq) == 12 and calls == [2, 0, 1]
+    with pytest.raises(IndexError):
+        seq[3]
