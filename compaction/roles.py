@@ -45,5 +45,11 @@ def can_operate(user) -> bool:
     return is_staff(user) or bool(user and user.is_authenticated and OPERATOR in _groups(user))
 
 
+def can_assemble(user) -> bool:
+    """``POST /api/v1/context/assemble`` (SPEC §9): integrators, operators and
+    staff. Support staff look at assembly through the desk inspector only."""
+    return is_staff(user) or bool(user and user.is_authenticated and _groups(user) & {INTEGRATOR, OPERATOR})
+
+
 def can_ingest(user) -> bool:
     return is_staff(user) or bool(user and user.is_authenticated and _groups(user) & {INTEGRATOR, OPERATOR})

@@ -33,3 +33,10 @@ class CanOperate(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return roles.can_operate(request.user)
+
+
+class CanAssemble(permissions.BasePermission):
+    message = "only integrators, operators and staff may assemble context (support: the desk inspector)"
+
+    def has_permission(self, request, view):
+        return roles.can_assemble(request.user)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import activity, audits, conversations, ingest, jobs, projection, reviews
+from . import activity, assembly, audits, conversations, ingest, jobs, projection, reviews
 
 urlpatterns = [
     path("ingest/", ingest.IngestApi.as_view(), name="api-ingest"),
@@ -28,4 +28,5 @@ urlpatterns = [
          name="api-conversation-compact"),
     path("reviews/", reviews.ReviewCreateApi.as_view(), name="api-reviews"),
     path("activity/", activity.ActivityListApi.as_view(), name="api-activity"),
+    path("context/assemble", assembly.ContextAssembleApi.as_view(), name="api-context-assemble"),
 ]

@@ -379,6 +379,14 @@ COMPACTION_METRICS_CACHE_SECONDS = env_float("COMPACTION_METRICS_CACHE_SECONDS",
 PROJECTION_MAX_BUDGET_BYTES = env_int("PROJECTION_MAX_BUDGET_BYTES", 16 * 1024 * 1024)
 PROJECTION_MAX_BUDGET_TOKENS = env_int("PROJECTION_MAX_BUDGET_TOKENS", 4_000_000)
 
+# --- Context assembly (SPEC §9, §10) ----------------------------------------
+# POST /api/v1/context/assemble: the same kind of limits as ingest (SPEC §3).
+CONTEXT_ASSEMBLE_MAX_BODY_BYTES = env_int("CONTEXT_ASSEMBLE_MAX_BODY_BYTES", INGEST_MAX_DOCUMENT_BYTES)
+CONTEXT_ASSEMBLE_MAX_MESSAGES = env_int("CONTEXT_ASSEMBLE_MAX_MESSAGES", INGEST_MAX_MESSAGES)
+CONTEXT_ASSEMBLE_MAX_MESSAGE_BYTES = env_int("CONTEXT_ASSEMBLE_MAX_MESSAGE_BYTES", INGEST_MAX_CONTENT_BYTES)
+# A model input limit above this is refused as absurd (400), like projection budgets.
+CONTEXT_ASSEMBLE_MAX_INPUT_LIMIT = env_int("CONTEXT_ASSEMBLE_MAX_INPUT_LIMIT", 10_000_000)
+
 # --- Compaction engine (issue 3) ------------------------------------------
 # How long a job waits for an admission slot before it is put back (unclaimed).
 COMPACTION_ADMISSION_WAIT_SECONDS = env_float("COMPACTION_ADMISSION_WAIT_SECONDS", 30.0)

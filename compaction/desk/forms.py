@@ -192,3 +192,24 @@ def kept_job_ids(raw: str | None) -> list[int]:
     if len(ids) > KEPT_MAX:
         raise forms.ValidationError(f"kept: at most {KEPT_MAX} job ids")
     return ids
+
+
+class AssemblyInspectForm(forms.Form):
+    """The inspector's inputs (SPEC §9): which stored run, the input budget in
+    tokens, and the two choices that change what assembly may do."""
+
+    run = forms.ChoiceField(label="Run")
+    budget = forms.IntegerField(required=False, min_value=1, max_value=10_000_000, label="Token budget",
+                                widget=forms.NumberInput(attrs={"step": "1"}),
+                                help_text="the input budget: the model's input limit less its output reserve "
+                                          "and safety margin")
+    recent_tool_rings = forms.IntegerField(required=False, min_value=0, max_value=1000, initial=3,
+                                           label="Recent tool rings kept")
+    summarize = forms.BooleanField(required=False, label="Summarise what trimming removes")
+    repair = forms.BooleanField(required=False, label="Answer missing tool results with an error placeholder")
+
+    def __init__(self, *args, runs=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["run"].choices = [
+            (r.run.external_id, f"{r.run.external_id} · {r.run.status} · {r.messages} messages, "
+                                f"{r.tool_calls} with tool calls") for r in runs]

@@ -158,3 +158,61 @@ def changed_fields(before, after) -> list[dict]:
     fields = sorted({*before, *after})
     return [{"field": k, "before": _shown(before.get(k)), "after": _shown(after.get(k))}
             for k in fields if k not in before or k not in after or before[k] != after[k]]
+
+
+# --- the assembly inspector (SPEC §9) ----------------------------------------------
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else f"{text[:limit * 2 // 3]} … {text[-(limit // 3):]}"
+
+
+def _message_row(index: int, message: dict, row) -> dict:
+    content = message.get("content")
+    text = content if isinstance(content, str) else ""
+    return {
+        "index": index,
+        "external_id": getattr(row, "external_id", ""),
+        "role": message.get("role"),
+        "text": _cut(text, 400),
+        "calls": [f"{c['function']['name']}({_cut(c['function']['arguments'], 160)}) · {c['id']}"
+                  for c in message.get("tool_calls") or []],
+        "answers": message.get("tool_call_id"),
+    }
+
+
+def assembly_inspection(inspection: dict, messages: list[dict], rows: list) -> dict:
+    """The inspector's view of ``assembly.inspect_assembly``: each unit (a tool
+    ring or a plain message) with its messages, bucket, tokens and fate; how
+    many units met each fate; the notes assembly wrote (ledger note,
+    summary note, work summary), found in its output."""
+    from ..context.assembly.notes import LEDGER_NOTE_HEADER, SUMMARY_NOTE_HEADER, WORK_SUMMARY_HEADER
+
+    units = []
+    fates: dict[str, int] = {}
+    for unit in inspection["units"]:
+        units.append({**unit, "messages": [_message_row(i, messages[i], rows[i] if i < len(rows) else None)
+                                           for i in unit["indices"]]})
+        fates[unit["fate"]] = fates.get(unit["fate"], 0) + 1
+    notes = []
+    result = inspection["result"]
+    if result is not None:
+        headers = ((LEDGER_NOTE_HEADER, "ledger note"), (SUMMARY_NOTE_HEADER, "summary note"),
+                   (WORK_SUMMARY_HEADER, "work summary"))
+        for position, message in enumerate(result["messages"]):
+            content = message.get("content")
+            if not isinstance(content, str):
+                continue
+            for header, kind in headers:
+                if content.startswith(header):
+                    notes.append({"kind": kind, "position": position, "text": content})
+    return {
+        "units": units,
+        "fates": fates,
+        "total_tokens": sum(u["tokens"] for u in inspection["units"]),
+        "notes": notes,
+        "report": result["report"] if result is not None else None,
+        "refusal": inspection["refusal"],
+        "violations": inspection["violations"],
+        "budget": inspection["budget"],
+    }

@@ -3,13 +3,15 @@ views module per page."""
 
 from django.urls import path
 
-from .views import activity, conversation, conversations, job, queue, review
+from .views import activity, assembly, conversation, conversations, job, queue, review
 
 urlpatterns = [
     path("", conversations.conversation_list, name="desk-conversations"),
     path("conversations/<int:conversation_id>/", conversation.conversation_detail, name="desk-conversation"),
     path("conversations/<int:conversation_id>/rerun/", conversation.conversation_rerun,
          name="desk-conversation-rerun"),
+    path("conversations/<int:conversation_id>/assembly/", assembly.conversation_assembly,
+         name="desk-conversation-assembly"),
     path("jobs/<int:job_id>/", job.job_detail, name="desk-job"),
     path("jobs/<int:job_id>/rerun/", job.job_rerun, name="desk-job-rerun"),
     path("jobs/<int:job_id>/grant/", job.job_grant_attempt, name="desk-job-grant"),

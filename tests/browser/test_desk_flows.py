@@ -122,3 +122,23 @@ def test_login_page_screenshot(live_server, page, shot, db):
     page.goto(f"{live_server.url}/")
     page.wait_for_selector("#id_username")
     shot(page, "login")
+
+
+def test_the_assembly_inspector_follows_the_budget_in_place(live_server, page, shot, world):
+    from tests.compaction.desk.conftest import ingest
+    from tests.compaction.desk.test_assembly_page import tool_run_document
+
+    conversation = ingest(tool_run_document())
+    sign_in(page, live_server, "sue")
+    page.goto(f"{live_server.url}{reverse('desk-conversation', args=[conversation.pk])}")
+    page.click("text=Open the assembly inspector")
+    page.wait_for_selector("#inspection >> text=no budget")
+    assert page.locator("#inspection .fate-dropped").count() == 0
+    page.fill("#id_budget", "2500")
+    page.fill("#id_recent_tool_rings", "1")
+    page.click("button:has-text('Assemble')")
+    page.wait_for_selector("#inspection >> text=at 2500 tokens")
+    assert page.locator("#inspection td .fate-dropped").count() > 0
+    assert "Side-effect ledger" in page.inner_text("#inspection")
+    assert "/assembly/" in page.url and "budget=" not in page.url  # swapped in place, not a new page
+    shot(page, "assembly-inspector")

@@ -176,13 +176,16 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
                 errors.add(i, f"messages[{i}].tool_call_id", "must be a string")
                 continue
             result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
-            append(Message(role, (result,), content.form, _extra(raw, _TOOL_KEYS), i, (), (result,)))
+            # (role, content and tool_call_id only: the common case, no extra to build)
+            extra = NO_EXTRA if len(raw) == 3 and "content" in raw and "tool_call_id" in raw else _extra(raw, _TOOL_KEYS)
+            append(Message(role, (result,), content.form, extra, i, (), (result,)))
             continue
         raw_calls = raw.get("tool_calls")
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
         if raw_calls is None or (type(raw_calls) is list and not raw_calls):
-            append(Message(role, blocks, form, _extra(raw, _PLAIN_KEYS), i, (), ()))
+            plain = NO_EXTRA if len(raw) == (2 if "content" in raw else 1) else _extra(raw, _PLAIN_KEYS)
+            append(Message(role, blocks, form, plain, i, (), ()))
             continue
         if type(raw_calls) is not list:
             errors.add(i, f"messages[{i}].tool_calls", "must be a list")

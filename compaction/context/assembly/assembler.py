@@ -21,9 +21,20 @@ The pipeline (seed 004 "问题背景"):
 7. render in the request's format, validate the rendered output once more,
    and report.
 
-The validator runs on the input, after every step that changed the
-messages and on the output; an output it would reject is never returned
-(``InvariantBroken``).
+The validator runs in full on the input, after the repair and the loop
+fold, and on the output; during trimming it is kept incrementally (each
+removed unit is checked to be closed, ``trim.unit_is_closed``). An output
+it would reject is never returned (``InvariantBroken``).
+
+Speed (issue 15: p99 under 50 ms at 5,000 messages, linear cost): every
+text is counted once per process (``counting.CachedCounter``) and every
+message once per assembly; each pass over the messages is linear; and the
+cyclic garbage collector is paused while one assembly runs
+(``_gc_paused``): an assembly allocates tens of thousands of short-lived,
+acyclic objects (freed by reference counting the moment it returns), and
+letting the collector promote and then sweep them is what made the slow
+tail. A work-summary writer the caller gives (which may wait on a model)
+runs with the collector resumed.
 
 ``prefix_hash`` is the SHA-256 of the canonical JSON of the format, the tool
 schemas, Anthropic's top-level system prompt and the output's leading
@@ -35,8 +46,10 @@ placed after that prefix so that trimming never changes it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -123,19 +136,50 @@ class AssemblyResult:
 
 
 def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
-    return [messages[p].index for p in unit.positions() if messages[p].index is not None]
+    found = [messages[p].index for p in range(unit.start, unit.stop)]
+    return found if None not in found else [i for i in found if i is not None]
 
 
 def _bucket_summary(units: Sequence[Unit], messages: Sequence[Message]) -> dict:
-    summary = {}
-    for bucket in (PREFIX, SUFFIX, MIDDLE):
-        chosen = [u for u in units if u.bucket == bucket]
-        summary[bucket] = {
-            "messages": sum(u.stop - u.start for u in chosen),
-            "rings": sum(1 for u in chosen if u.kind == RING),
-            "tokens": sum(u.tokens for u in chosen),
-        }
+    summary = {bucket: {"messages": 0, "rings": 0, "tokens": 0} for bucket in (PREFIX, SUFFIX, MIDDLE)}
+    for u in units:
+        row = summary[u.bucket]
+        row["messages"] += u.stop - u.start
+        row["tokens"] += u.tokens
+        if u.kind == RING:
+            row["rings"] += 1
     return summary
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic collector for one assembly (see the module docstring).
+    Safe with threads: only the call that paused it resumes it, and a
+    collector paused by someone else stays as they left it."""
+    was_enabled = gc.isenabled()
+    if was_enabled:
+        gc.disable()
+    try:
+        yield was_enabled
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _GcResumed:
+    """A caller's work-summary writer, run with the collector resumed: it may
+    wait seconds on a model, and the pause is only for assembly's own work."""
+
+    def __init__(self, inner: LoopSummariser):
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+
+    def summarise(self, request):
+        gc.enable()
+        try:
+            return self.inner.summarise(request)
+        finally:
+            gc.disable()
 
 
 def prefix_hash(format: str, tools: Any, system: Any, leading: list[dict]) -> str:
@@ -160,6 +204,16 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
     Raises ``RequestFormatError``, ``ConfigError``, ``PairingError`` or
     ``OverBudgetError``; each has ``as_dict()`` for the response body.
     """
+    with _gc_paused() as paused:
+        if paused and summariser is not None:
+            summariser = _GcResumed(summariser)
+        return _assemble(format=format, messages=messages, config=config, system=system, tools=tools,
+                         counter=counter, summariser=summariser, tighten=tighten, observer=observer)
+
+
+def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | Mapping[str, Any],
+              system: Any, tools: Any, counter: TextCounter | None, summariser: LoopSummariser | None,
+              tighten: int, observer: Callable[[str, list[Message]], None] | None) -> AssemblyResult:
     started = time.perf_counter()
     cfg = AssemblyConfig.coerce(config)
     if format not in FORMATS:
@@ -206,15 +260,18 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
                              max_tokens=cfg.summary_max_tokens, ledger=ledger)
     loop_step = {"step": "loop_compaction", "outcome": loop.status, "folded": len(loop.folded_indices),
                  "covered": len(loop.covered_indices)}
-    if len(loop.messages) != len(msgs) or any(a is not b for a, b in zip(loop.messages, msgs)):
+    changed = len(loop.messages) != len(msgs) or any(a is not b for a, b in zip(loop.messages, msgs))
+    if changed:
         again = validate(loop.messages, format)
         loop_step["violations"] = len(again)
         if again:
             raise InvariantBroken(f"loop compaction left {again}")
+        msgs = loop.messages
     steps.append(loop_step)
-    msgs = loop.messages
 
-    units = assign_buckets(split_units(msgs, format, [tokens(m) for m in msgs]), msgs, cfg)
+    unchanged = msgs is transcript.messages
+    units = assign_buckets(split_units(msgs, format, input_tokens if unchanged else [tokens(m) for m in msgs]),
+                           msgs, cfg)
     buckets = _bucket_summary(units, msgs)
     prefix_tokens = fixed + buckets[PREFIX]["tokens"]
     suffix_tokens = buckets[SUFFIX]["tokens"]

@@ -84,18 +84,18 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int])
                     j += 1
             # Only an Anthropic result message can also carry the user's words.
             user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
-            units.append(Unit(RING, i, j, sum(tokens[i:j]), has_user_turn=user_turn,
-                              call_ids=tuple(c.id for c in m.calls)))
+            units.append(Unit(RING, i, j, tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j]), MIDDLE,
+                              None, user_turn, tuple([c.id for c in m.calls])))
             i = j
             continue
         role = m.role
         if role == "system" or role == "developer":
             kind = SYSTEM
-        elif is_work_summary_message(m):
+        elif role == "user" and is_work_summary_message(m):
             kind = NOTE
         else:
             kind = TURN
-        units.append(Unit(kind, i, i + 1, tokens[i], has_user_turn=role == "user" and m.is_user_turn))
+        units.append(Unit(kind, i, i + 1, tokens[i], MIDDLE, None, role == "user" and m.is_user_turn))
         i += 1
     return units
 

@@ -142,6 +142,12 @@ def count_message(message: Message, count: TextCounter) -> int:
             inner = only.content.blocks
             if len(inner) == 1 and type(inner[0]) is Text:
                 return MESSAGE_OVERHEAD + count(inner[0].text)
+    elif len(blocks) == 1 and message.role == "tool" and type(blocks[0]) is ToolResult and len(extra) == 1 \
+            and type(extra.get("name")) is str:
+        # An OpenAI tool message that also names its tool (as τ-bench's do).
+        inner = blocks[0].content.blocks
+        if len(inner) == 1 and type(inner[0]) is Text:
+            return MESSAGE_OVERHEAD + count(inner[0].text) + NAME_OVERHEAD + count(extra["name"])
     total = MESSAGE_OVERHEAD
     for b in blocks:
         kind = type(b)

@@ -400,6 +400,11 @@ def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfi
         body = summariser.summarise(request)
     except Exception as exc:  # any failure keeps the raw history (seed 002 §7.11)
         failure = {"error": "summariser_error", "error_type": type(exc).__name__}
+        # A summariser may name what went wrong with a stable code (the
+        # provider's contract failure: ``timeout``, ``finish_reason``…).
+        code = getattr(exc, "code", None)
+        if isinstance(code, str) and code:
+            failure["failure_code"] = code
     if failure is None:
         if not isinstance(body, str) or not body.strip():
             failure = {"error": "empty_summary"}

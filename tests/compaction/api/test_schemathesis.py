@@ -170,4 +170,12 @@ def test_every_operation_conforms_to_the_schema(case, staff_token):
     case.query = _whole_query(case.operation.path, case.query)
     if case.operation.path == "/api/v1/ingest/":
         case.body = _referentially_whole(case.body)
-    case.call_and_validate(headers={"Authorization": f"Token {staff_token}"}, checks=CHECKS)
+    checks = CHECKS
+    if case.operation.path == "/api/v1/context/assemble":
+        # A schema-valid assembly request is refused when its messages break
+        # tool pairing (422, SPEC §9) or do not fit their format (OpenAI's
+        # system prompts are messages; Anthropic's are ``system``): rules of
+        # the messages' content, not of their JSON shape, which no schema
+        # states. Acceptance of valid requests is tested in test_assembly.py.
+        checks = [check for check in CHECKS if check is not positive_data_acceptance]
+    case.call_and_validate(headers={"Authorization": f"Token {staff_token}"}, checks=checks)

@@ -85,3 +85,17 @@ def test_memoised_counts_and_ledger_facts_never_change_a_result():
         if isinstance(cold, dict):
             cold["report"].pop("seconds"), warm["report"].pop("seconds")
         assert cold == warm
+
+
+def test_a_tool_message_naming_its_tool_counts_the_name_like_any_message_name():
+    from compaction.context.assembly import parse
+    from compaction.context.assembly.counting import MESSAGE_OVERHEAD, NAME_OVERHEAD, count_message
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    (named,) = parse("openai", [{"role": "tool", "tool_call_id": "c1", "name": "get order", "content": "a b c"}]).messages
+    (plain,) = parse("openai", [{"role": "tool", "tool_call_id": "c1", "content": "a b c"}]).messages
+    (user,) = parse("openai", [{"role": "user", "name": "get order", "content": "a b c"}]).messages
+    assert count_message(plain, words) == MESSAGE_OVERHEAD + 3
+    assert count_message(named, words) == MESSAGE_OVERHEAD + 3 + NAME_OVERHEAD + 2 == count_message(user, words)

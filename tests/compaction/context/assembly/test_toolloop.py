@@ -220,3 +220,36 @@ def test_loop_at_1_is_a_frozen_prompt_for_an_openai_compatible_provider():
 
 
 FROZEN_LOOP_PROMPT_SHA256 = "a55c3f1eecf1e09679c329e6161a9fcd354f7a841b26cda9432c724be71729d8"
+
+
+def test_the_collector_is_paused_for_assembly_but_not_while_a_given_summariser_works():
+    import gc
+
+    seen = []
+
+    class Watching(DeterministicLoopSummariser):
+        name = "watching"
+
+        def summarise(self, request):
+            seen.append(gc.isenabled())
+            return super().summarise(request)
+
+    counting = []
+
+    def counter(text: str) -> int:
+        counting.append(gc.isenabled())
+        return len(text) // 4 + 1
+
+    assert gc.isenabled()
+    out = assemble(format="openai", messages=loop(7), config={"model_input_limit": BIG}, summariser=Watching(counter),
+                   counter=counter)
+    assert out.report.events[-1]["summariser"] == "watching"
+    assert seen == [True] and gc.isenabled()  # resumed for the summariser, and after
+    assert counting and not any(counting[:10])  # paused while assembly counts the input
+    gc.disable()
+    try:
+        assemble(format="openai", messages=loop(7), config={"model_input_limit": BIG}, summariser=Watching(counter),
+                 counter=counter)
+        assert seen == [True, False] and not gc.isenabled()  # a collector paused by the caller stays paused
+    finally:
+        gc.enable()
