@@ -18,27 +18,16 @@ and replaced whole by ``check_drift``.
 
 from django.db import models
 
+from ..drift.findings import CODES
 from .generations import SummaryGeneration
 from .reviews import Review
 
 
-class DriftKind(models.TextChoices):
-    WRONG = "wrong"
-    EXTRA = "extra"
-    LOST = "lost"
-    LENGTH = "length"
-
-
-class DriftCode(models.TextChoices):
-    QUOTE_NOT_VERBATIM = "quote_not_verbatim"
-    RETRACTED_CONSENT = "retracted_consent"
-    ABANDONED_UNMARKED = "abandoned_unmarked"
-    DONE_WITHOUT_PROOF = "done_without_proof"
-    TOOL_DETAIL_IN_REQUESTS = "tool_detail_in_requests"
-    QUESTION_AS_REQUIREMENT = "question_as_requirement"
-    ASSISTANT_ASK_AS_TODO = "assistant_ask_as_todo"
-    LOST_CONSTRAINT = "lost_constraint"
-    GROWTH_WITHOUT_NEW_MATTERS = "growth_without_new_matters"
+# The kinds and codes are SPEC §8's table, whose one home is the pure
+# ``compaction.drift.findings`` (``CODES``: each code and its kind); these
+# are its choices for the database and the schema.
+DriftKind = models.TextChoices("DriftKind", [(kind.upper(), kind) for kind in dict.fromkeys(CODES.values())])
+DriftCode = models.TextChoices("DriftCode", [(code.upper(), code) for code in CODES])
 
 
 class DriftReport(models.Model):

@@ -10,6 +10,7 @@ from compaction.providers.base import Provider
 from compaction.providers.extractive import ExtractiveProvider
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
+from tests.compaction.providers.openai_server import ScriptedServer
 from tests.factories import conversation_document
 
 
@@ -115,3 +116,22 @@ def run_on_sqlite(script: str, tmp_path) -> str:
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
+
+# A scripted OpenAI-compatible server on a real socket (the one edge we do not
+# own), and the settings that point providers at it: for the provider tests
+# and the assembly endpoint's tool-loop tests.
+@pytest.fixture
+def server():
+    s = ScriptedServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def openai_settings(settings, server):
+    settings.COMPACTION_PROVIDER = "openai"
+    settings.COMPACTION_MODEL = "test-model"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_TIMEOUT_SECONDS = 0.5
+    return settings

@@ -15,7 +15,6 @@ from prometheus_client import REGISTRY
 from compaction.context.assembly import LOOP_PROMPT_V1, validate_request
 from compaction.context.assembly.notes import LEDGER_NOTE_HEADER, WORK_SUMMARY_HEADER
 from tests.compaction.context.assembly.helpers import assistant, ring, system, user
-from tests.compaction.providers.openai_server import ScriptedServer
 
 URL = "/api/v1/context/assemble"
 RESULT = {"flights": [{"flight_number": f"HAT{n:03d}", "seats": n, "price": 100 + n} for n in range(25)]}
@@ -51,23 +50,6 @@ def without_ledger_note(messages):
 
 def loop_count(outcome: str) -> float:
     return REGISTRY.get_sample_value("context_loop_compactions_total", {"outcome": outcome}) or 0.0
-
-
-@pytest.fixture
-def server():
-    s = ScriptedServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def openai_settings(settings, server):
-    settings.COMPACTION_PROVIDER = "openai"
-    settings.COMPACTION_MODEL = "test-model"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.OPENAI_TIMEOUT_SECONDS = 0.5
-    return settings
 
 
 def test_below_the_trigger_nothing_is_folded(clients):

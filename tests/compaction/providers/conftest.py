@@ -6,24 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compaction.providers.openai_server import ScriptedServer
-
-
-@pytest.fixture
-def server():
-    s = ScriptedServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def openai_settings(settings, server):
-    settings.COMPACTION_PROVIDER = "openai"
-    settings.COMPACTION_MODEL = "test-model"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.OPENAI_TIMEOUT_SECONDS = 0.5
-    return settings
 
 
 def run_once_against(reply, server, make_conversation, monkeypatch):
