@@ -85,3 +85,61 @@ def test_a_reaped_job_whose_source_changed_meanwhile_ends_stale(make_conversatio
     attempt = Attempt.objects.get(job=job)
     assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")
     assert (job.state, job.last_failure_code) == (JobState.STALE, "lease_expired")
+
+
+# --- the reaper's condition, clause by clause (issue 18) ------------------------------------
+
+def _claimed(make_conversation, *, lease_seconds=0, worker="w1"):
+    (job,) = plan(make_conversation(30))
+    assert job_claim(job_id=job.pk, worker=worker, model_id=job.model_id, lease_seconds=lease_seconds).attempt
+    return CompactionJob.objects.get(pk=job.pk)
+
+
+def test_a_live_lease_is_never_reaped(make_conversation):
+    job = _claimed(make_conversation, lease_seconds=60)
+    assert jobs_reap_expired() == []
+    assert jobs_reap_expired(now=job.lease_expires_at) == []  # live until the instant it expires
+    job.refresh_from_db()
+    assert (job.state, job.lease_owner) == (JobState.RUNNING, "w1")
+    assert Attempt.objects.get(job=job).outcome == "running"
+    assert jobs_reap_expired(now=job.lease_expires_at + timedelta(microseconds=1)) == [job.pk]
+
+
+# What another process may do between the reaper's read of the expired
+# leases and its conditional write; each breaks one clause of that write.
+MEANWHILE = {
+    "lease_renewed": lambda job: {"lease_expires_at": timezone.now() + timedelta(minutes=5)},
+    "finished": lambda job: {"state": JobState.SUCCEEDED},
+    "taken_by_another_worker": lambda job: {"lease_owner": "w2"},
+    "a_later_attempt": lambda job: {"attempts_used": job.attempts_used + 1},
+}
+
+
+@pytest.mark.parametrize("change", MEANWHILE, ids=list(MEANWHILE))
+def test_a_job_that_changed_after_the_reaper_read_it_is_not_reaped(make_conversation, monkeypatch, change):
+    from compaction import bindings
+
+    job = _claimed(make_conversation)
+    real = bindings.binding_for
+
+    def binding_for_after_a_change(kind):  # runs between the read and the conditional write
+        CompactionJob.objects.filter(pk=job.pk).update(**MEANWHILE[change](job))
+        return real(kind)
+
+    monkeypatch.setattr(bindings, "binding_for", binding_for_after_a_change)
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == []
+    after = CompactionJob.objects.values("state", "lease_owner", "attempts_used", "last_failure_code").get(pk=job.pk)
+    assert after["last_failure_code"] == "" and after["state"] != JobState.FAILED
+    assert Attempt.objects.get(job=job).outcome == "running"
+
+
+def test_reaping_ends_only_the_attempt_whose_lease_expired(make_conversation):
+    job = _claimed(make_conversation)
+    # A stray earlier attempt still marked running must keep its own record.
+    CompactionJob.objects.filter(pk=job.pk).update(attempts_used=2)
+    Attempt.objects.filter(job=job).update(number=2)
+    stray = Attempt.objects.create(job=job, number=1, worker="w0", started_at=timezone.now(), model=job.model_id)
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
+    assert Attempt.objects.get(job=job, number=2).failure_code == "lease_expired"
+    stray.refresh_from_db()
+    assert (stray.outcome, stray.failure_code) == ("running", "")
