@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from scripts.mutation.equivalent import EQUIVALENT  # noqa: E402
 from scripts.mutation.modules import MODULES  # noqa: E402
 
 WORK = ROOT / "var" / "mutants"
@@ -91,15 +92,32 @@ def run_module(module: str, *, children: int, show_diffs: bool) -> dict:
         proc = subprocess.run(args, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - started
     results = _selected(_results(work, module), spec)
+    reasons = {}
+    for name, status in results.items():
+        if status == "timeout":
+            results[name] = "killed"  # the tests did not pass: they hung (counted apart below)
+            timeouts = reasons.setdefault("__timeouts__", [])
+            timeouts.append(name)
+        elif status == "survived" and name in EQUIVALENT:
+            added, reason = EQUIVALENT[name]
+            diff = subprocess.run([str(MUTMUT), "show", name], cwd=work, env=env, capture_output=True, text=True)
+            if any(line.startswith("+") and added in line for line in diff.stdout.splitlines()):
+                results[name] = "equivalent"
+                reasons[name] = reason
+    timeouts = reasons.pop("__timeouts__", [])
     counts: dict[str, int] = {}
     for status in results.values():
         counts[status] = counts.get(status, 0) + 1
-    survivors = sorted(k for k, v in results.items() if v != "killed")
+    survivors = sorted(k for k, v in results.items() if v not in ("killed", "equivalent"))
     summary = {"module": module, "generated": len(results), "killed": counts.get("killed", 0),
-               "survived": len(survivors), "counts": counts, "seconds": round(seconds, 1),
+               "survived": len(survivors), "equivalent": counts.get("equivalent", 0), "timeouts": len(timeouts),
+               "counts": counts, "seconds": round(seconds, 1),
                "survivors": {k: results[k] for k in survivors}, "exit": proc.returncode}
-    print(f"\n== {module}: {len(results)} mutants, {summary['killed']} killed, {len(survivors)} not killed "
+    print(f"\n== {module}: {len(results)} mutants, {summary['killed']} killed ({len(timeouts)} by a timeout), "
+          f"{summary['equivalent']} equivalent, {len(survivors)} not killed "
           f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}) in {seconds:.0f}s", flush=True)
+    for name, reason in sorted(reasons.items()):
+        print(f"   equivalent  {name}: {reason}")
     if proc.returncode != 0 and not results:
         print(f"   mutmut failed (exit {proc.returncode}); its log: {log}")
         print("   " + "\n   ".join(log.read_text(errors="replace").splitlines()[-25:]))
@@ -139,11 +157,13 @@ def main(argv=None) -> int:
     total = time.monotonic() - started
     load = os.getloadavg()
     print("\n== summary (load average %.2f %.2f %.2f)" % load)
-    print(f"{'module':<44} {'generated':>9} {'killed':>7} {'survived':>8} {'seconds':>8}")
+    print(f"{'module':<44} {'generated':>9} {'killed':>7} {'equivalent':>10} {'survived':>8} {'seconds':>8}")
     for s in summaries:
-        print(f"{s['module']:<44} {s['generated']:>9} {s['killed']:>7} {s['survived']:>8} {s['seconds']:>8}")
+        print(f"{s['module']:<44} {s['generated']:>9} {s['killed']:>7} {s.get('equivalent', 0):>10} "
+              f"{s['survived']:>8} {s['seconds']:>8}")
     print(f"{'total':<44} {sum(s['generated'] for s in summaries):>9} {sum(s['killed'] for s in summaries):>7} "
-          f"{sum(s['survived'] for s in summaries):>8} {total:>8.0f}")
+          f"{sum(s.get('equivalent', 0) for s in summaries):>10} {sum(s['survived'] for s in summaries):>8} "
+          f"{total:>8.0f}")
     (WORK / "summary.json").parent.mkdir(parents=True, exist_ok=True)
     (WORK / "summary.json").write_text(json.dumps(summaries, indent=1), encoding="utf-8")
     return 1 if any(s["survived"] for s in summaries) else 0

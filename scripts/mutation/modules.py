@@ -20,10 +20,18 @@ MODULES: dict[str, dict] = {
     "compaction/extraction.py": {"tests": ["tests/compaction/test_extraction.py"]},
     "compaction/context/assembly/validator.py": {"tests": ["tests/compaction/context/assembly/test_validator.py"]},
     "compaction/engine/attempts.py": {
-        "tests": ["tests/compaction/engine/test_attempts.py"],
+        "tests": ["tests/compaction/engine/test_attempts.py", "tests/compaction/engine/test_leases.py",
+                  "tests/compaction/engine/test_finish_conditions.py", "tests/compaction/engine/test_finish.py",
+                  "tests/compaction/bindings/test_segments.py"],
+        "db": True,
     },
     "compaction/engine/claim.py": {
         "tests": ["tests/compaction/engine/test_claim.py", "tests/compaction/engine/test_claim_statement.py"],
+        # The claim condition and what a claim writes; not the SQLite branch
+        # (tests/compaction/engine/test_sqlite.py runs it in a subprocess).
+        "functions": ["compaction.engine.claim.x_claim_where__mutmut_*", "compaction.engine.claim.x__statement__mutmut_*",
+                      "compaction.engine.claim.x__refusal__mutmut_*", "compaction.engine.claim.x_mark_stale__mutmut_*",
+                      "compaction.engine.claim.x_job_claim__mutmut_*"],
         "db": True,
     },
     "compaction/engine/leases.py": {

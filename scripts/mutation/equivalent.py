@@ -1,0 +1,56 @@
+"""Mutants shown equivalent: they compute what the code computes, so no test
+can tell them apart (issue 18: listed with the reason, not left to survive).
+
+Each entry is mutmut's mutant name, the text its diff must add (so an entry
+outlived by a change of the code — mutmut numbers mutants per function — is
+reported as a survivor again, not silently excused) and the reason.
+"""
+
+EQUIVALENT: dict[str, tuple[str, str]] = {
+    "compaction.digest.x_source_digest__mutmut_3": (
+        "ensure_ascii=None",
+        "None is false like False: json.dumps only tests its truth"),
+    "compaction.digest.x_source_digest__mutmut_18": (
+        'encode("UTF-8")',
+        "'UTF-8' and 'utf-8' name the same codec"),
+    "conversations.pairing.x_project_pairs__mutmut_28": (
+        "found.sort(key=None)",
+        "the tuples sorted start with (user created_at, run id) and a run id is unique in its conversation, "
+        "so comparing whole tuples orders them exactly as the key does and never reaches the rest"),
+    "compaction.extraction.x_sentence_score__mutmut_4": (
+        "score = 3",
+        "the first weight is added to a score that is still 0, so = and += give the same"),
+    "compaction.context.assembly.validator.x_validate__mutmut_76": (
+        'owner = None',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_78": (
+        'owner = -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_99": (
+        'else -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_132": (
+        'else -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_155": (
+        'owner != -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_82": (
+        'or True',
+        'at i = 0 the mutant reads messages[-1], but the owner it then gives is i - 1 = -1, the sentinel'),
+    "compaction.context.assembly.validator.x_validate__mutmut_85": (
+        'i >= 0',
+        'at i = 0 the mutant reads messages[-1], but the owner it then gives is i - 1 = -1, the sentinel'),
+    "compaction.context.assembly.validator.x_validate__mutmut_108": (
+        'seen_other = None',
+        'None is false like False, and it is only tested for its truth'),
+    "compaction.context.assembly.validator.x_validate__mutmut_158": (
+        'by_message.get(owner, None)',
+        'an owner that is not the sentinel is always a message with calls, and every such message has an entry in by_message: the default is never used'),
+    "compaction.context.assembly.validator.x_validate__mutmut_160": (
+        'by_message.get(owner, )',
+        'an owner that is not the sentinel is always a message with calls, and every such message has an entry in by_message: the default is never used'),
+    "compaction.context.assembly.validator.x_validate__mutmut_227": (
+        'found.sort(key=None)',
+        'the second item of each tuple is its insertion number, unique, so whole tuples sort as the key does and the violations themselves are never compared'),
+}
