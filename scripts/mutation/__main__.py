@@ -38,7 +38,7 @@ def _toml_list(items) -> str:
 
 
 def _workdir(module: str, spec: dict) -> Path:
-    work = WORK / re.sub(r"[^A-Za-z0-9]+", "_", module.removesuffix(".py"))
+    work = _work(module)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -81,16 +81,32 @@ def _selected(results: dict[str, str], spec: dict) -> dict[str, str]:
     return {k: v for k, v in results.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
 
 
-def run_module(module: str, *, children: int, show_diffs: bool) -> dict:
+def _work(module: str) -> Path:
+    return WORK / re.sub(r"[^A-Za-z0-9]+", "_", module.removesuffix(".py"))
+
+
+def run_module(module: str, *, children: int, show_diffs: bool, report_only: bool = False) -> dict:
     spec = MODULES[module]
-    work = _workdir(module, spec)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    started = time.monotonic()
-    log = work / "mutmut.log"
-    args = [str(MUTMUT), "run", "--max-children", str(1 if spec.get("db") else children), *spec.get("functions", [])]
-    with log.open("w") as out:
-        proc = subprocess.run(args, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
-    seconds = time.monotonic() - started
+    if report_only:
+        # The results of the last run, read again (e.g. after an entry of
+        # equivalent.py was added): nothing is run.
+        work = _work(module)
+        log = work / "mutmut.log"
+        if not log.exists():
+            print(f"\n== {module}: never run")
+            return {"module": module, "generated": 0, "killed": 0, "survived": 0, "seconds": 0}
+        seconds = log.stat().st_mtime - (work / "pyproject.toml").stat().st_mtime
+        proc = subprocess.CompletedProcess(args=[], returncode=0)
+    else:
+        work = _workdir(module, spec)
+        started = time.monotonic()
+        log = work / "mutmut.log"
+        args = [str(MUTMUT), "run", "--max-children", str(1 if spec.get("db") else children),
+                *spec.get("functions", [])]
+        with log.open("w") as out:
+            proc = subprocess.run(args, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+        seconds = time.monotonic() - started
     results = _selected(_results(work, module), spec)
     reasons = {}
     for name, status in results.items():
@@ -136,6 +152,8 @@ def main(argv=None) -> int:
     parser.add_argument("--children", type=int, default=2, help="mutants tested at once for modules without a "
                         "database (default 2)")
     parser.add_argument("--diff", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--report", action="store_true", help="print the results of the last run again, "
+                        "running nothing (not the SQL pass)")
     args = parser.parse_args(argv)
     if args.list:
         for module, spec in MODULES.items():
@@ -150,11 +168,14 @@ def main(argv=None) -> int:
     summaries = []
     for target in targets:
         if target == "sql":
+            if args.report:
+                continue
             from scripts.mutation import sql
             summaries.append(sql.run(show_diffs=args.diff))
         else:
-            summaries.append(run_module(target, children=args.children, show_diffs=args.diff))
-    total = time.monotonic() - started
+            summaries.append(run_module(target, children=args.children, show_diffs=args.diff,
+                                        report_only=args.report))
+    total = sum(s["seconds"] for s in summaries) if args.report else time.monotonic() - started
     load = os.getloadavg()
     print("\n== summary (load average %.2f %.2f %.2f)" % load)
     print(f"{'module':<44} {'generated':>9} {'killed':>7} {'equivalent':>10} {'survived':>8} {'seconds':>8}")
@@ -164,8 +185,9 @@ def main(argv=None) -> int:
     print(f"{'total':<44} {sum(s['generated'] for s in summaries):>9} {sum(s['killed'] for s in summaries):>7} "
           f"{sum(s.get('equivalent', 0) for s in summaries):>10} {sum(s['survived'] for s in summaries):>8} "
           f"{total:>8.0f}")
-    (WORK / "summary.json").parent.mkdir(parents=True, exist_ok=True)
-    (WORK / "summary.json").write_text(json.dumps(summaries, indent=1), encoding="utf-8")
+    if not args.report:
+        WORK.mkdir(parents=True, exist_ok=True)
+        (WORK / "summary.json").write_text(json.dumps(summaries, indent=1), encoding="utf-8")
     return 1 if any(s["survived"] for s in summaries) else 0
 
 

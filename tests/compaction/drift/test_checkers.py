@@ -386,6 +386,7 @@ def test_a_note_that_grew_on_questions_alone_grew_without_new_matters():
     [finding] = run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, ONLY_QUESTIONS, parent=PARENT)
     assert (finding.kind, finding.section, finding.line) == ("length", None, None)
     assert finding.message_ids == ("u10", "u11")
+    assert finding.subject == f"{len(PARENT)}→{len(LONGER)}"
     assert f"from {len(PARENT)} to {len(LONGER)} characters" in finding.detail
 
 
@@ -458,8 +459,8 @@ def test_summary_tags_are_unwrapped_and_a_malformed_note_is_refused():
                                          codes=[c.RETRACTED_CONSENT])] == [c.RETRACTED_CONSENT]
     with pytest.raises(notes.MalformedNote):
         c.check_note("just prose", parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory())
-    with pytest.raises(ValueError, match="unknown drift code"):
-        c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(), codes=["nope"])
+    with pytest.raises(ValueError, match=r"^unknown drift code\(s\): nope, zzz$"):
+        c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(), codes=["zzz", "nope"])
 
 
 def test_a_scope_vocabulary_teaches_the_checkers_new_words():
