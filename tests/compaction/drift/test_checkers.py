@@ -225,6 +225,10 @@ def test_a_delivery_date_from_a_tool_in_user_requests_is_extra():
     assert {(f.subject, f.line) for f in found} == {("8月31日", 2), ("签收", 2)}
     date = next(f for f in found if f.subject == "8月31日")
     assert date.kind == "extra" and date.message_ids == ("t0", "a0")
+    assert date.section == R
+    assert date.detail == ("“8月31日” in the user's requests comes from tool results or the assistant's answers "
+                           "(t0, a0); the user never said it. Look-up details are looked up again, not kept as what "
+                           "the user asked for.")
 
 
 def test_stock_wording_and_an_assistants_price_in_user_requests_are_extra():
@@ -272,6 +276,10 @@ def test_lines_that_only_record_questions_are_not_requirements():
     found = run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS)
     assert where(found) == [(c.QUESTION_AS_REQUIREMENT, R, 3), (c.QUESTION_AS_REQUIREMENT, R, 4)]
     assert found[0].kind == "extra" and found[0].message_ids == ("u0",)
+    assert [f.subject for f in found] == ["用户询问寄修大概要多久", "AirPods Pro 3有没有货？"]
+    assert found[1].message_ids == ("u1",)
+    assert found[0].detail == ("This line only records a question the user asked. Asking, comparing or learning is "
+                               "not something to be done, so it does not belong in the user's requests.")
 
 
 def test_a_question_phrased_as_a_request_is_a_requirement():
@@ -303,6 +311,9 @@ SERIAL = material(("我的左耳没声音了。", "为了登记送修，请提�
 def test_a_to_do_only_the_assistant_asked_for_is_extra():
     [finding] = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["落实设备序列号，用户尚未提供"]}), SERIAL)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("extra", T, 4, ("a0",))
+    assert finding.subject == "落实设备序列号，用户尚未提供"
+    assert finding.detail == ("Only the assistant asked for this (a0); the user never asked for it to be done, so it "
+                              "is not a to-do.")
 
 
 def test_a_to_do_that_waits_on_the_user_is_an_assistants_ask_even_without_its_message():
@@ -332,6 +343,9 @@ def test_an_only_turned_into_a_preference_is_a_lost_constraint():
     [finding] = run(c.LOST_CONSTRAINT, note, IPAD)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("lost", R, 1, ("u0",))
     assert finding.subject == "只要银色或者深空灰"
+    # The detail names the condition, the message that stated it and its operator.
+    assert finding.detail == ("The user's condition “只要银色或者深空灰” (u0) is missing from this note: no line keeps "
+                              "“只要” with its values, and the user has not withdrawn it.")
 
 
 def test_conditions_kept_verbatim_or_with_their_operator_and_values_are_kept():
@@ -344,6 +358,8 @@ def test_a_condition_kept_by_the_parent_and_dropped_is_lost_at_the_parents_secti
     mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
     [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"], T: ["为妈妈买iPad"]}), mat, parent=parent, earlier=[IPAD])
     assert (finding.section, finding.line, finding.message_ids) == (T, 3, ("u0",))
+    assert finding.detail.startswith("The user's condition “预算4000以内” (u0) is missing from this note although the "
+                                     "previous note kept it: ")
 
 
 def test_a_superseded_bound_need_not_be_kept_but_the_new_one_must():
