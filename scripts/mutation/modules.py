@@ -36,8 +36,8 @@ MODULES: dict[str, dict] = {
     },
     "compaction/engine/leases.py": {
         "tests": ["tests/compaction/engine/test_leases.py"],
-        "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*",
-                      "compaction.engine.leases.x_jobs_take_due__mutmut_*"],
+        # The reaper; the scanner's retry timing (jobs_take_due) is not a rule of issue 18's list.
+        "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*"],
         "db": True,
     },
     "compaction/drift/checkers.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},

@@ -143,3 +143,81 @@ def test_reaping_ends_only_the_attempt_whose_lease_expired(make_conversation):
     assert Attempt.objects.get(job=job, number=2).failure_code == "lease_expired"
     stray.refresh_from_db()
     assert (stray.outcome, stray.failure_code) == ("running", "")
+
+
+def test_every_expired_lease_of_one_dead_worker_is_reaped_each_with_its_own_attempt(make_conversation):
+    first = _claimed(make_conversation, worker="dead")
+    (second,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=second.pk, worker="dead", model_id=second.model_id, lease_seconds=0)
+    live = _claimed(lambda n: make_conversation(n, external_id="conv-3"), lease_seconds=600, worker="alive")
+    now = timezone.now() + timedelta(seconds=1)
+    assert sorted(jobs_reap_expired(now=now)) == sorted([first.pk, second.pk])
+    for job in (first, second):
+        job.refresh_from_db()
+        attempt = Attempt.objects.get(job=job)
+        assert (job.state, job.lease_owner, job.lease_expires_at) == (JobState.FAILED, "", None)
+        assert (attempt.outcome, attempt.failure_code, attempt.finished_at) == ("failed", "lease_expired", now)
+        assert attempt.failure_detail == "the lease held by dead expired before the attempt finished"
+    assert Attempt.objects.get(job=live).outcome == "running"
+    assert CompactionJob.objects.get(pk=live.pk).state == JobState.RUNNING
+
+
+def test_a_job_that_changed_meanwhile_does_not_stop_the_reaper_at_the_next(make_conversation, monkeypatch):
+    from compaction import bindings
+
+    changed = _claimed(make_conversation)
+    (other,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=other.pk, worker="w1", model_id=other.model_id, lease_seconds=0)
+    real, seen = bindings.binding_for, []
+
+    def binding_for(kind):  # the first job read is renewed before its write
+        if not seen:
+            seen.append(True)
+            CompactionJob.objects.filter(pk=changed.pk).update(lease_expires_at=timezone.now() + timedelta(hours=1))
+        return real(kind)
+
+    monkeypatch.setattr(bindings, "binding_for", binding_for)
+    # The reaper ends the oldest expiry first: the changed job is read first.
+    CompactionJob.objects.filter(pk=changed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=5))
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [other.pk]
+    assert CompactionJob.objects.get(pk=changed.pk).state == JobState.RUNNING
+
+
+def test_a_job_of_an_unknown_kind_is_left_running_logged_and_does_not_stop_the_reaper(make_conversation, caplog):
+    import logging
+
+    odd = _claimed(make_conversation)
+    CompactionJob.objects.filter(pk=odd.pk).update(kind="no-such-kind")
+    (job,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=job.pk, worker="w1", model_id=job.model_id, lease_seconds=0)
+    with caplog.at_level(logging.WARNING, logger="compaction.engine.leases"):
+        reaped = jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    assert reaped == [job.pk]
+    assert CompactionJob.objects.get(pk=odd.pk).state == JobState.RUNNING
+    assert f"job {odd.pk}: its lease expired, but no binding of kind 'no-such-kind' is registered" in [
+        r.getMessage() for r in caplog.records]
+
+
+def test_a_reaped_lease_is_counted_and_sent_as_a_failed_attempt_event(make_conversation, caplog):
+    import logging
+
+    from compaction.engine.metrics import ATTEMPTS, REAPED, compaction_event
+
+    job = _claimed(make_conversation, worker="dead")
+    received = []
+
+    def listener(sender, event, fields, **kw):
+        received.append((event, fields))
+
+    reaped_before = REAPED._value.get()
+    failed_before = ATTEMPTS.labels(outcome="failed", failure_code="lease_expired")._value.get()
+    compaction_event.connect(listener)
+    try:
+        with caplog.at_level(logging.INFO, logger="compaction.events"):
+            jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    finally:
+        compaction_event.disconnect(listener)
+    assert REAPED._value.get() == reaped_before + 1
+    assert ATTEMPTS.labels(outcome="failed", failure_code="lease_expired")._value.get() == failed_before + 1
+    assert [(e, f) for e, f in received] == [
+        ("compaction_failed", {"job": job.pk, "attempt": 1, "failure_code": "lease_expired", "worker": "dead"})]
