@@ -70,4 +70,28 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "end = a + 2",
         "in a VALID OpenAI list the message right after a call is a tool message answering it, so starting the "
         "scan of the run one message later ends it where it ended"),
+    "compaction.engine.claim.x_claim_where__mutmut_11": (
+        '" and ".join',
+        'SQL keywords are case-insensitive: AND and and are the same operator'),
+    "compaction.engine.claim.x__statement__mutmut_11": (
+        'job="J"',
+        'an unquoted SQL alias is case-insensitive: j and J name the same row'),
+    "compaction.engine.claim.x_mark_stale__mutmut_6": (
+        '.update(state=JobState.STALE, lease_expires_at=None',
+        'mark_stale only moves pending and failed jobs (from_states), and neither holds a lease: no claim, reaper or end leaves one set on them'),
+    "compaction.engine.claim.x_mark_stale__mutmut_7": (
+        '.update(state=JobState.STALE, lease_owner="", updated_at',
+        'mark_stale only moves pending and failed jobs (from_states), and neither holds a lease: no claim, reaper or end leaves one set on them'),
+    "compaction.engine.claim.x_job_claim__mutmut_4": (
+        'select_related(None)',
+        'select_related only saves a query; the prompt version is read lazily all the same'),
+    "compaction.engine.claim.x_job_claim__mutmut_10": (
+        'Claimant(None,',
+        "the claimant's worker is not part of the claim condition: the statement takes the worker as its own parameter"),
+    "compaction.engine.claim.x_job_claim__mutmut_74": (
+        'attempt._state.adding = None',
+        'None is false like False, and Django only tests its truth'),
+    "compaction.engine.claim.x_job_claim__mutmut_98": (
+        'if job.prompt_version_id == claimant.prompt_version_id',
+        "a claim succeeds only under the job's own prompt version (a clause of the statement), so the first test is always false there and the freeze is conditional on frozen_at IS NULL in the database either way"),
 }

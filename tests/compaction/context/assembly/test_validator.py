@@ -262,3 +262,17 @@ def test_pair_results_maps_each_anthropic_call_to_the_next_message_only():
     assert _pairs("anthropic", a_user("hi"), a_assistant(use("a", "f")), a_user(result("a")),
                   a_assistant(use("b", "g")), a_user(result("b"))) == {(1, "a"): ("a", 2), (3, "b"): ("b", 4)}
     assert _pairs("anthropic", a_assistant(use("a", "f")), a_user("not yet"), a_user(result("a"))) == {}
+
+
+def test_anthropic_every_result_of_a_message_is_checked_after_one_that_answers():
+    assert anthropic(a_user("hi"), a_assistant(use("a", "f")), a_user(result("a"), result("zzz"))) == [
+        (2, "zzz", "result_without_call")]
+
+
+def test_a_request_whose_system_prompt_is_not_in_its_formats_shape_is_refused():
+    import pytest
+
+    from compaction.context.assembly.errors import RequestFormatError
+
+    with pytest.raises(RequestFormatError, match="system: must be a string or a list of content blocks"):
+        validate_request("anthropic", [a_user("hi")], system=123)
