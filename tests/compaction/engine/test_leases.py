@@ -165,9 +165,10 @@ def test_every_expired_lease_of_one_dead_worker_is_reaped_each_with_its_own_atte
 def test_a_job_that_changed_meanwhile_does_not_stop_the_reaper_at_the_next(make_conversation, monkeypatch):
     from compaction import bindings
 
-    changed = _claimed(make_conversation)
-    (other,) = plan(make_conversation(30, external_id="conv-2"))
-    job_claim(job_id=other.pk, worker="w1", model_id=other.model_id, lease_seconds=0)
+    # Created in the other order than they expired, so the order is the expiry's, not the ids'.
+    other = _claimed(make_conversation)
+    (changed,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=changed.pk, worker="w1", model_id=changed.model_id, lease_seconds=0)
     real, seen = bindings.binding_for, []
 
     def binding_for(kind):  # the first job read is renewed before its write

@@ -276,3 +276,8 @@ def test_a_request_whose_system_prompt_is_not_in_its_formats_shape_is_refused():
 
     with pytest.raises(RequestFormatError, match="system: must be a string or a list of content blocks"):
         validate_request("anthropic", [a_user("hi")], system=123)
+
+
+def test_openai_a_reused_id_left_unanswered_the_second_time_is_missing():
+    assert openai(user("hi"), calls(call("a", "f")), tool("a", "x"), calls(call("a", "f")), user("next")) == [
+        (3, "a", "missing_result")]
