@@ -222,3 +222,11 @@ def test_a_reaped_lease_is_counted_and_sent_as_a_failed_attempt_event(make_conve
     assert ATTEMPTS.labels(outcome="failed", failure_code="lease_expired")._value.get() == failed_before + 1
     assert [(e, f) for e, f in received] == [
         ("compaction_failed", {"job": job.pk, "attempt": 1, "failure_code": "lease_expired", "worker": "dead"})]
+
+
+def test_the_reaper_ends_the_oldest_expiry_first(make_conversation):
+    newer = _claimed(make_conversation)
+    (older,) = plan(make_conversation(30, external_id="conv-2"))  # created later, expired earlier
+    job_claim(job_id=older.pk, worker="w1", model_id=older.model_id, lease_seconds=0)
+    CompactionJob.objects.filter(pk=older.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=5))
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [older.pk, newer.pk]
