@@ -181,3 +181,13 @@ def test_the_claim_statement_refuses_a_job_other_than_the_one_named():
         cursor.execute(sql, args)
         assert cursor.fetchone() is None
     assert CompactionJob.objects.filter(pk__in=[job.pk, other.pk], state=JobState.PENDING).count() == 2
+
+
+def test_each_binding_kind_is_claimed_by_a_statement_with_its_own_condition():
+    from compaction.bindings.handoff import HANDOFF
+
+    segments_sql, _ = _statement(SEGMENTS)
+    handoff_sql, _ = _statement(HANDOFF)
+    assert SEGMENTS.current_sql(job="j")[0] in segments_sql and SEGMENTS.current_sql(job="j")[0] not in handoff_sql
+    assert HANDOFF.current_sql(job="j")[0] in handoff_sql
+    assert _statement(SEGMENTS)[0] == segments_sql  # built once per kind, then reused
