@@ -29,7 +29,9 @@ def test_a_quote_no_user_said_is_not_verbatim_and_names_the_closest_message():
     note = zh(**{R: ["暂缓：送修申请（原话：算了，申请先不提交了）"]})
     [finding] = run(c.QUOTE_NOT_VERBATIM, note, mat)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 2, ("u0",))
-    assert "no user message contains these words" in finding.detail
+    assert finding.subject == "算了，申请先不提交了"
+    assert finding.detail == ("The note quotes the user as saying “算了，申请先不提交了”, but no user message contains "
+                              "these words. The closest (u0) says “算了，申请还是先别提交，等我下周把包装准备好再说。”.")
 
 
 def test_a_quote_with_different_whitespace_is_verbatim():
@@ -48,7 +50,9 @@ def test_an_elided_quote_is_checked_piece_by_piece():
 def test_the_assistants_words_quoted_as_the_users_are_not_verbatim():
     mat = material(("我的左耳没声音了", "建议您先重置耳机再试一次。"))
     [finding] = run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["左耳无声（原话：建议您先重置耳机再试一次）"]}), mat)
-    assert finding.message_ids == ("a0",) and "assistant's or a tool's words" in finding.detail
+    assert finding.message_ids == ("a0",) and finding.subject == "建议您先重置耳机再试一次"
+    assert finding.detail == ("The note quotes the user as saying “建议您先重置耳机再试一次”, but these are the "
+                              "assistant's or a tool's words (a0), not the user's.")
 
 
 def test_a_quote_from_an_earlier_generations_material_is_verbatim():
@@ -69,8 +73,9 @@ def test_english_quote_positive_and_near_miss():
 def test_a_consent_withdrawn_two_turns_later_is_a_retracted_consent():
     [finding] = run(c.RETRACTED_CONSENT, zh(**{R: [REPAIR_LINE]}), CONSENT_THEN_HOLD)
     assert (finding.kind, finding.section, finding.line) == ("wrong", R, 2)
-    assert finding.message_ids == ("u1", "u3")
-    assert "算了" in finding.detail or "先别提交" in finding.detail
+    assert finding.message_ids == ("u1", "u3") and finding.subject == "我明确同意办理"
+    assert finding.detail == ("This line still gives the user's go-ahead (“我明确同意办理”, u1), but the user withdrew or "
+                              "put it on hold later (“申请还是先别提交”, u3) and has not given it again.")
 
 
 def test_the_consent_survives_into_a_generation_whose_material_no_longer_holds_it():
@@ -136,6 +141,9 @@ def test_a_dropped_purchase_still_listed_is_abandoned_unmarked():
     note = zh(**{R: ["左耳AirPods Pro 3无声，寄回本店修", "用户考虑购买AirPods Max作为替代"]})
     [finding] = run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 3, ("u1",))
+    assert finding.subject == "先不买新的了"
+    assert finding.detail == ("The user dropped this matter (“先不买新的了”, u1), but the line still lists it without "
+                              "marking it abandoned with the user's words.")
 
 
 def test_a_marked_abandoned_matter_or_one_quoting_the_abandonment_is_fine():
@@ -172,13 +180,16 @@ def test_a_done_item_whose_submission_failed_has_no_proof():
         result(0, "t1", "submit_ticket", '{"order": "88232"}', '{"error": "用户拒绝了确认卡"}', ok=False)])
     [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（订单88232）"]}), mat)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", DONE, 12, ("t1",))
-    assert "submit_ticket" in finding.detail
+    assert finding.subject == "88232"
+    assert finding.detail == ("No successful tool result returned 88232; done lists only what a tool confirmed, with "
+                              "the id it returned. The call call-t1 (submit_ticket) failed: “{\"error\": \"用户拒绝了确认卡\"}”.")
 
 
 def test_a_done_item_without_any_id_has_no_proof():
     mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
     [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请"]}), mat)
-    assert "names no id" in finding.detail
+    assert finding.detail == "This done item names no id, so no tool result can confirm it was done."
+    assert (finding.subject, finding.message_ids) == ("", ())
 
 
 def test_a_done_item_with_the_id_a_successful_tool_returned_is_proven():
