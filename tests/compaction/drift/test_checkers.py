@@ -578,3 +578,23 @@ def test_a_consent_line_without_a_quote_needs_a_consent_about_its_matter():
     mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("算了，申请还是先别提交。", "好的。"))
     assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请：用户同意提交"]}), mat)) == 1
     assert run(c.RETRACTED_CONSENT, zh(**{R: ["保护壳的申请：用户同意购买"]}), mat) == []  # 申请 alone: worth 1
+
+
+# ------------------------------------------------ every line is checked (issue 18)
+
+def test_a_wrong_quote_after_a_verbatim_one_is_still_found():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"))
+    note = zh(**{R: ["暂缓（原话：算了，申请还是先别提交）", "暂缓：送修申请（原话：算了，申请先不提交了）"]})
+    assert where(run(c.QUOTE_NOT_VERBATIM, note, mat)) == [(c.QUOTE_NOT_VERBATIM, R, 3)]
+
+
+def test_a_withdrawn_consent_after_a_plain_line_is_still_found():
+    assert where(run(c.RETRACTED_CONSENT, zh(**{R: ["左耳无声", REPAIR_LINE]}), CONSENT_THEN_HOLD)) == [
+        (c.RETRACTED_CONSENT, R, 3)]
+
+
+def test_a_done_item_without_proof_after_a_proven_one_is_still_found():
+    mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
+    found = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（RMA-0913）", "已提交退款申请"]}), mat)
+    assert [(f.code, f.section) for f in found] == [(c.DONE_WITHOUT_PROOF, DONE)]
+    assert found[0].line == 13
