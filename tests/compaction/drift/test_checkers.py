@@ -598,3 +598,20 @@ def test_a_done_item_without_proof_after_a_proven_one_is_still_found():
     found = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（RMA-0913）", "已提交退款申请"]}), mat)
     assert [(f.code, f.section) for f in found] == [(c.DONE_WITHOUT_PROOF, DONE)]
     assert found[0].line == 13
+
+
+def test_tool_details_after_a_hold_line_are_still_found():
+    note = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交）", "左耳无声，寄回本店修（订单88232，8月31日签收）"]})
+    assert {(f.subject, f.line) for f in run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY)} == {("8月31日", 3),
+                                                                                          ("签收", 3)}
+
+
+def test_a_question_line_after_a_hold_line_is_still_found_with_the_message_it_quotes():
+    note = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交）", "用户询问寄修多久（原话：寄修大概要多久）"]})
+    found = run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS)
+    assert [(f.line, f.message_ids) for f in found] == [(3, ("u0",))]
+
+
+def test_an_assistants_ask_after_a_real_to_do_is_still_found():
+    found = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["提交送修申请", "落实设备序列号，用户尚未提供"]}), SERIAL)
+    assert [(f.line, f.message_ids) for f in found] == [(5, ("a0",))]
