@@ -615,3 +615,18 @@ def test_a_question_line_after_a_hold_line_is_still_found_with_the_message_it_qu
 def test_an_assistants_ask_after_a_real_to_do_is_still_found():
     found = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["提交送修申请", "落实设备序列号，用户尚未提供"]}), SERIAL)
     assert [(f.line, f.message_ids) for f in found] == [(5, ("a0",))]
+
+
+def test_every_condition_the_parent_kept_must_stay_not_only_the_last():
+    parent = zh(**{R: ["左耳无声，预算4000以内（原话：预算4000以内）"], T: ["为妈妈买iPad，只要银色（原话：只要银色）"]})
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    found = run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"], T: ["为妈妈买iPad"]}), mat, parent=parent,
+                earlier=[material(("预算4000以内，只要银色。", "好的。"))])
+    assert sorted(f.section for f in found) == sorted([R, T])
+
+
+def test_a_condition_the_parent_recorded_as_a_dead_end_need_not_stay():
+    parent = zh(**{R: ["左耳无声"], D: ["只要银色的iPad：已停产（原话：只要银色）"]})
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"]}), mat, parent=parent,
+               earlier=[material(("只要银色。", "好的。"))]) == []
