@@ -34,9 +34,10 @@ def jobs_reap_expired(*, now=None) -> list[int]:
     late-finishing worker cannot both win."""
     now = now or timezone.now()
     reaped = []
+    # Oldest expiry first: the longest-dead worker's attempt is ended first.
     for job_id, owner, used, kind in CompactionJob.objects.filter(
         state=JobState.RUNNING, lease_expires_at__lt=now
-    ).values_list("pk", "lease_owner", "attempts_used", "kind"):
+    ).order_by("lease_expires_at", "pk").values_list("pk", "lease_owner", "attempts_used", "kind"):
         try:
             binding = bindings.binding_for(kind)
         except LookupError:

@@ -14,6 +14,19 @@ from tests.compaction.providers.openai_server import ScriptedServer
 from tests.factories import conversation_document
 
 
+@pytest.fixture(autouse=True)
+def _engine_statements_built_afresh():
+    """The engine builds its claim and finish statements once per process;
+    here each test builds them again, so it tests the code as it is and not
+    a statement an earlier test built (mutation testing runs the tests in a
+    process that already built them)."""
+    from compaction.engine import claim, finish
+
+    claim._statements.clear()
+    finish._success_statements.clear()
+    yield
+
+
 FAIL_EMPTY = {"text": "", "finish_reason": "stop", "model": "extractive-v2"}
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from compaction.contract import ProviderResult, check
+from compaction.contract import ContractResult, ProviderResult, check
 
 
 def ok(**kw):
@@ -69,3 +69,50 @@ def test_escape_unstorable_writes_what_cannot_be_stored_as_its_escape_and_nothin
 
 def test_tabs_and_line_breaks_are_plain_text():
     assert check(ok(text="Line one\tcolumn\r\nline two\n")).ok
+
+
+def test_an_unknown_provider_error_is_recorded_as_provider_error_with_its_detail():
+    verdict = check(ProviderResult(error="connection_reset", error_detail="reset by peer"))
+    assert verdict == ContractResult(False, "provider_error", "reset by peer")
+    # Without a detail the code itself is the detail: an attempt record never says nothing.
+    assert check(ProviderResult(error="timeout")) == ContractResult(False, "timeout", "timeout")
+
+
+@pytest.mark.parametrize("result, expected", [
+    (ok(tool_calls=[{"id": "c1"}, {"id": "c2"}]), ("tool_calls", "the response carried 2 tool call(s)")),
+    (ok(finish_reason="length"), ("finish_reason", "finish_reason was 'length', not 'stop'")),
+    (ok(finish_reason=None), ("finish_reason", "finish_reason was None, not 'stop'")),
+    (ok(text=" \n\t"), ("empty", "the response text was blank")),
+    (ok(text=None), ("empty", "the response text was blank")),
+    (ok(text="A\x00"), ("unstorable_text", "a NUL (U+0000) at position 1: the database cannot store this text")),
+    (ok(text="A\ud800"), ("unstorable_text",
+                          "a lone surrogate (U+D800) at position 1: the database cannot store this text")),
+    (ok(text="A\x1b"), ("not_plain_text", "control character U+001B at position 1")),
+    (ok(text="x" * 6001), ("too_long", "6001 characters; at most 6000 are allowed")),
+], ids=["tool_calls", "finish_reason", "no_finish_reason", "blank", "no_text", "nul", "surrogate", "control",
+        "too_long"])
+def test_each_violation_fails_with_its_own_code_and_says_what_was_wrong(result, expected):
+    assert check(result) == ContractResult(False, *expected)
+
+
+def test_a_passing_result_is_ok_with_no_code():
+    assert check(ok()) == ContractResult(True, "", "")
+
+
+def test_exactly_the_control_characters_but_tab_and_line_breaks_are_not_plain_text():
+    # Every ASCII character, and a few beyond: only C0 controls (except tab,
+    # line feed, carriage return) and DEL fail; NUL fails first as unstorable.
+    controls = {c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)} | {0x7F}
+    for code in [*range(0x80), 0x85, 0xA0, 0x2028, 0x3000]:
+        verdict = check(ok(text=f"A{chr(code)}B"))
+        if code == 0:
+            assert verdict.failure_code == "unstorable_text"
+        elif code in controls:
+            assert verdict.failure_code == "not_plain_text", hex(code)
+        else:
+            assert verdict.ok, hex(code)
+
+
+def test_the_length_bound_can_be_set_per_call():
+    assert check(ok(text="x" * 11), max_chars=10).failure_code == "too_long"
+    assert check(ok(text="x" * 10), max_chars=10).ok

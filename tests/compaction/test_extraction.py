@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
+from compaction import extraction
 from compaction.extraction import (
     DEFAULT_MAX_CHARS,
     is_filler,
@@ -26,6 +27,16 @@ from compaction.extraction import (
 )
 from compaction.providers.base import Answer, SummaryRequest
 from compaction.providers.extractive import EXTRACTIVE_MODEL_ID, ExtractiveProvider
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_answers():
+    """The sentence features are cached across calls; each test must see the
+    rule as the code states it now, not an answer cached by an earlier test
+    (mutation testing runs the tests in a process that already has them)."""
+    for cached in (extraction._pairs, extraction._own_facts, extraction._words):
+        cached.cache_clear()
+    yield
 
 
 def chars(answers):
@@ -68,6 +79,8 @@ def test_english_splits_on_sentence_ends_but_not_inside_numbers():
     ("hello", -2),  # five characters are very short
     ("hello!", 0),  # six are not
     ("Order AB-12 was not approved on 2026-10-01", 3 + 2 + 2 + 2 + 2),  # number, date, id, decision, negation
+    ("Order 5 went to Alice", 3 + 1),  # a number and a name add up
+    ("we met Alice on 2026-10-01", 3 + 2 + 1),  # a date, its number and a name
 ])
 def test_each_kind_of_fact_adds_its_weight(sentence, score):
     assert sentence_score(sentence) == score
@@ -466,3 +479,47 @@ def test_real_segments_are_summarised_to_at_most_30_percent(name):
     assert len(segments) >= 15
     for segment in segments:
         assert within_share(segment, summarise(segment))
+
+
+# --- rules mutation testing found untested (issue 18) -------------------------------------
+
+
+def test_a_sentence_with_another_identifier_is_not_a_repeat_of_one_with_its_neighbour():
+    # Identifiers count as facts of their own, letters and digits together.
+    assert not is_near_repeat("Order A12 ships today.", "Order A13 ships today.")
+    assert not is_near_repeat("Room 12B is ready.", "Room 12C is ready.")
+    assert is_near_repeat("Room 12B is ready!", "Room 12b is ready.")  # identifiers ignore case
+
+
+def test_after_a_repeat_is_left_out_the_next_sentences_are_still_considered():
+    answers = [
+        ("m-1", "Invoice 4411 was paid 2026-05-01. Invoice 4411 was paid on 2026-05-01."),
+        ("m-2", "The refund was not approved."),
+        ("m-3", "Thank you so much. " * 20),
+    ]
+    text = summarise(answers)
+    assert text == "[m-1] Invoice 4411 was paid 2026-05-01.\n[m-2] The refund was not approved."
+
+
+def test_when_only_identical_pleasantries_remain_the_first_is_given():
+    assert summarise([("m-1", "Thanks! Thanks!")]) == "[m-1] Thanks!"
+
+
+@pytest.mark.parametrize("max_chars", range(1, 14))
+def test_a_cut_sentence_never_exceeds_the_cap(max_chars):
+    head = "[m-1] "
+    text = summarise([("m-1", "x" * 40)], max_chars=max_chars)
+    if max_chars > len(head):
+        assert len(text) == max_chars and text.startswith(head) and text.endswith("…")
+        assert text[len(head):-1] == "x" * (max_chars - len(head) - 1)
+
+
+def test_labelled_lines_keep_reading_labels_after_a_line_without_one():
+    summary = "[m-1041] one\nno label here\n[m-1042] two\n[…43] three"
+    assert labelled_lines(summary) == [("m-1041", "one"), (None, "no label here"), ("m-1042", "two"),
+                                       ("m-1043", "three")]
+
+
+def test_labelled_lines_read_a_first_label_that_starts_with_an_ellipsis_as_it_is():
+    # Only a label after another can be shortened; the first is always whole.
+    assert labelled_lines("[…43] one") == [("…43", "one")]

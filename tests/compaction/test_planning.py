@@ -39,5 +39,5 @@ def test_range_validity():
 
 
 def test_negative_pair_count_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^pair_count cannot be negative$"):
         planned_segment_count(-1)

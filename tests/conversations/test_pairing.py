@@ -119,3 +119,36 @@ def test_pairs_are_ordered_by_user_created_at_then_run_id_and_numbered_without_g
     ]
     pairs = project_pairs(runs, messages)
     assert [(p.index, p.user.external_id) for p in pairs] == [(0, "uc"), (1, "ua"), (2, "ub")]
+
+
+def test_messages_stored_out_of_time_order_pair_by_their_created_at():
+    # The run's first user message and last answer are read by created_at,
+    # not by the order the snapshot lists them in.
+    messages = [
+        msg("a-late", "r1", "assistant", minute=9), msg("u-late", "r1", "user", minute=4),
+        msg("a-early", "r1", "assistant", minute=2), msg("u-early", "r1", "user", minute=1),
+    ]
+    (pair,) = one_run(messages=messages)
+    assert (pair.user.external_id, pair.assistant.external_id) == ("u-early", "a-late")
+
+
+def test_runs_listed_out_of_time_order_are_numbered_by_their_user_messages_created_at():
+    runs = [RunView(key=k, external_id=k, status="completed") for k in ("r-3", "r-1", "r-2")]
+    messages = [msg(f"a{k}", f"r-{k}", "assistant", minute=10 * k + 1) for k in (2, 3, 1)]
+    messages += [msg(f"u{k}", f"r-{k}", "user", minute=10 * (4 - k)) for k in (1, 3, 2)]
+    pairs = project_pairs(runs, messages)
+    assert [(p.index, p.user.external_id) for p in pairs] == [(0, "u3"), (1, "u2"), (2, "u1")]
+
+
+def test_equal_created_at_within_a_run_falls_back_to_stored_order():
+    same = [msg("u1", "r1", "user"), msg("u2", "r1", "user"), msg("a1", "r1", "assistant"),
+            msg("a2", "r1", "assistant")]
+    (pair,) = one_run(messages=[same[3], same[1], same[0], same[2]])
+    assert (pair.user.external_id, pair.assistant.external_id) == ("u1", "a2")
+
+
+def test_each_pair_carries_the_key_of_its_run():
+    runs = [RunView(key=("pk", k), external_id=k, status="completed") for k in ("r-1", "r-2")]
+    messages = [msg(f"u{k}", ("pk", f"r-{k}"), "user", minute=k) for k in (1, 2)]
+    messages += [msg(f"a{k}", ("pk", f"r-{k}"), "assistant", minute=k + 0.5) for k in (1, 2)]
+    assert [p.run_key for p in project_pairs(runs, messages)] == [("pk", "r-1"), ("pk", "r-2")]

@@ -168,7 +168,12 @@ def test_conversation_filter_takes_the_conversation_id(clients, history):
 
 def test_time_filters_take_any_offset_python_reads(clients, history):
     # PostgreSQL refuses offsets beyond ±15:59; the filter compares in UTC.
+    # Each bound is checked from both sides, so an ignored filter fails.
     assert len(records(clients["staff"], updated_after="1619-03-25T23:26:50.5+18:50")) == 3
+    assert records(clients["staff"], updated_before="1619-03-25T23:26:50.5+18:50") == []
+    assert records(clients["staff"], updated_after="9000-01-01T00:00:00-18:50") == []
+    assert records(clients["staff"], created_after="9000-01-01T00:00:00+18:50") == []
+    assert len(records(clients["staff"], created_before="9000-01-01T00:00:00+18:50")) == 3
 
 
 def test_created_and_updated_ranges(clients, history):
@@ -176,7 +181,11 @@ def test_created_and_updated_ranges(clients, history):
     stamp = pending.created_at.isoformat()
     assert {r["job"] for r in records(clients["staff"], created_after=stamp)} == {pending.pk}
     assert pending.pk not in {r["job"] for r in records(clients["staff"], created_before=stamp)}
+    newest = max(CompactionJob.objects.values_list("updated_at", flat=True))
     assert {r["job"] for r in records(clients["staff"], updated_after=pending.updated_at.isoformat())} >= {pending.pk}
+    assert {r["job"] for r in records(clients["staff"], updated_after=newest.isoformat())} == set(
+        CompactionJob.objects.filter(updated_at=newest).values_list("pk", flat=True))
+    assert pending.pk not in {r["job"] for r in records(clients["staff"], updated_before=pending.updated_at.isoformat())}
     assert records(clients["staff"], updated_before="2000-01-01T00:00:00Z") == []
 
 

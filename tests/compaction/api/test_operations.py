@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.models import AuditEvent, CompactionJob, JobState, Review
+from compaction.models import Attempt, AuditEvent, CompactionJob, JobState, Review
 from tests.compaction.api.conftest import client_for, ingest
 
 pytestmark = pytest.mark.django_db
@@ -57,10 +57,16 @@ def test_only_operators_may_rerun_or_grant(clients, history, url, role, status):
 @pytest.mark.parametrize("body", [{}, {"reason": ""}, {"reason": "   "}, {"reason": None}])
 @pytest.mark.parametrize("url", [rerun_url, grant_url])
 def test_missing_reason_is_refused_and_nothing_changes(clients, history, url, body):
+    fields = ("state", "attempts_used", "max_attempts", "last_failure_code", "updated_at")
+    before = CompactionJob.objects.values(*fields).get(pk=history["failed"].pk)
+    attempts = Attempt.objects.count()
     response = clients["operator"].post(url(history["failed"]), body, format="json")
     assert response.status_code == 400
     assert response.json()["code"] == "reason_required" and "reason" in response.json()["errors"]
-    assert CompactionJob.objects.get(pk=history["failed"].pk).state == JobState.EXHAUSTED
+    assert before["state"] == JobState.EXHAUSTED
+    # Nothing changes: not the job (its state, attempts and limit), no attempt, no audit row.
+    assert CompactionJob.objects.values(*fields).get(pk=history["failed"].pk) == before
+    assert Attempt.objects.count() == attempts
     assert not AuditEvent.objects.exists()
 
 

@@ -159,3 +159,18 @@ def test_a_conversation_with_several_unplanned_ranges_is_listed_once(db):
     assert first.segments.count() == 4 and second.segments.count() == 2
     assert sorted(conversations_unplanned()) == sorted([first.pk, second.pk])
     assert conversations_unplanned(limit=1) == [min(first.pk, second.pk)]
+
+
+def test_undoing_an_edit_revives_a_job_without_attempts_left_as_exhausted(make_conversation):
+    # Revived, the job is as it was: with no attempt left it waits for an
+    # operator's grant again, it does not get a third attempt by the undo.
+    conv = make_conversation(30)
+    (job,) = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(state=JobState.EXHAUSTED, attempts_used=2)
+    ingest(answer_2_corrected(30))
+    job.refresh_from_db()
+    assert job.state == JobState.STALE
+    ingest(conversation_document(30))
+    job.refresh_from_db()
+    assert (job.state, job.source_changed_at, job.attempts_used, job.max_attempts) == (
+        JobState.EXHAUSTED, None, 2, 2)

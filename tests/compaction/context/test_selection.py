@@ -78,3 +78,13 @@ def test_newest_version_job_decides_between_jobs():
 
 def test_jobs_for_an_older_source_or_unaccepted_version_do_not_give_the_reason():
     assert choose(jobs=[job(state="failed", digest=OLD), job(id=2, state="failed", version=1, accepted=False)]) == (None, "pending")
+
+
+def test_an_unaccepted_summary_of_an_older_source_is_not_accepted_version_not_stale():
+    # Stale means an accepted summary exists for an older source; a @1
+    # summary was never going to be used, whatever its source.
+    assert choose([gen(version=1, accepted=False, digest=OLD)]) == (None, "not_accepted_version")
+
+
+def test_an_accepted_summary_of_the_current_source_whose_job_did_not_succeed_is_not_stale():
+    assert choose([gen(state="failed")]) == (None, "pending")

@@ -29,7 +29,9 @@ def test_a_quote_no_user_said_is_not_verbatim_and_names_the_closest_message():
     note = zh(**{R: ["暂缓：送修申请（原话：算了，申请先不提交了）"]})
     [finding] = run(c.QUOTE_NOT_VERBATIM, note, mat)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 2, ("u0",))
-    assert "no user message contains these words" in finding.detail
+    assert finding.subject == "算了，申请先不提交了"
+    assert finding.detail == ("The note quotes the user as saying “算了，申请先不提交了”, but no user message contains "
+                              "these words. The closest (u0) says “算了，申请还是先别提交，等我下周把包装准备好再说。”.")
 
 
 def test_a_quote_with_different_whitespace_is_verbatim():
@@ -48,7 +50,9 @@ def test_an_elided_quote_is_checked_piece_by_piece():
 def test_the_assistants_words_quoted_as_the_users_are_not_verbatim():
     mat = material(("我的左耳没声音了", "建议您先重置耳机再试一次。"))
     [finding] = run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["左耳无声（原话：建议您先重置耳机再试一次）"]}), mat)
-    assert finding.message_ids == ("a0",) and "assistant's or a tool's words" in finding.detail
+    assert finding.message_ids == ("a0",) and finding.subject == "建议您先重置耳机再试一次"
+    assert finding.detail == ("The note quotes the user as saying “建议您先重置耳机再试一次”, but these are the "
+                              "assistant's or a tool's words (a0), not the user's.")
 
 
 def test_a_quote_from_an_earlier_generations_material_is_verbatim():
@@ -69,8 +73,9 @@ def test_english_quote_positive_and_near_miss():
 def test_a_consent_withdrawn_two_turns_later_is_a_retracted_consent():
     [finding] = run(c.RETRACTED_CONSENT, zh(**{R: [REPAIR_LINE]}), CONSENT_THEN_HOLD)
     assert (finding.kind, finding.section, finding.line) == ("wrong", R, 2)
-    assert finding.message_ids == ("u1", "u3")
-    assert "算了" in finding.detail or "先别提交" in finding.detail
+    assert finding.message_ids == ("u1", "u3") and finding.subject == "我明确同意办理"
+    assert finding.detail == ("This line still gives the user's go-ahead (“我明确同意办理”, u1), but the user withdrew or "
+                              "put it on hold later (“申请还是先别提交”, u3) and has not given it again.")
 
 
 def test_the_consent_survives_into_a_generation_whose_material_no_longer_holds_it():
@@ -136,6 +141,9 @@ def test_a_dropped_purchase_still_listed_is_abandoned_unmarked():
     note = zh(**{R: ["左耳AirPods Pro 3无声，寄回本店修", "用户考虑购买AirPods Max作为替代"]})
     [finding] = run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", R, 3, ("u1",))
+    assert finding.subject == "先不买新的了"
+    assert finding.detail == ("The user dropped this matter (“先不买新的了”, u1), but the line still lists it without "
+                              "marking it abandoned with the user's words.")
 
 
 def test_a_marked_abandoned_matter_or_one_quoting_the_abandonment_is_fine():
@@ -172,13 +180,16 @@ def test_a_done_item_whose_submission_failed_has_no_proof():
         result(0, "t1", "submit_ticket", '{"order": "88232"}', '{"error": "用户拒绝了确认卡"}', ok=False)])
     [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（订单88232）"]}), mat)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("wrong", DONE, 12, ("t1",))
-    assert "submit_ticket" in finding.detail
+    assert finding.subject == "88232"
+    assert finding.detail == ("No successful tool result returned 88232; done lists only what a tool confirmed, with "
+                              "the id it returned. The call call-t1 (submit_ticket) failed: “{\"error\": \"用户拒绝了确认卡\"}”.")
 
 
 def test_a_done_item_without_any_id_has_no_proof():
     mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
     [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请"]}), mat)
-    assert "names no id" in finding.detail
+    assert finding.detail == "This done item names no id, so no tool result can confirm it was done."
+    assert (finding.subject, finding.message_ids) == ("", ())
 
 
 def test_a_done_item_with_the_id_a_successful_tool_returned_is_proven():
@@ -225,6 +236,10 @@ def test_a_delivery_date_from_a_tool_in_user_requests_is_extra():
     assert {(f.subject, f.line) for f in found} == {("8月31日", 2), ("签收", 2)}
     date = next(f for f in found if f.subject == "8月31日")
     assert date.kind == "extra" and date.message_ids == ("t0", "a0")
+    assert date.section == R
+    assert date.detail == ("“8月31日” in the user's requests comes from tool results or the assistant's answers "
+                           "(t0, a0); the user never said it. Look-up details are looked up again, not kept as what "
+                           "the user asked for.")
 
 
 def test_stock_wording_and_an_assistants_price_in_user_requests_are_extra():
@@ -272,6 +287,10 @@ def test_lines_that_only_record_questions_are_not_requirements():
     found = run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS)
     assert where(found) == [(c.QUESTION_AS_REQUIREMENT, R, 3), (c.QUESTION_AS_REQUIREMENT, R, 4)]
     assert found[0].kind == "extra" and found[0].message_ids == ("u0",)
+    assert [f.subject for f in found] == ["用户询问寄修大概要多久", "AirPods Pro 3有没有货？"]
+    assert found[1].message_ids == ("u1",)
+    assert found[0].detail == ("This line only records a question the user asked. Asking, comparing or learning is "
+                               "not something to be done, so it does not belong in the user's requests.")
 
 
 def test_a_question_phrased_as_a_request_is_a_requirement():
@@ -303,6 +322,9 @@ SERIAL = material(("我的左耳没声音了。", "为了登记送修，请提�
 def test_a_to_do_only_the_assistant_asked_for_is_extra():
     [finding] = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["落实设备序列号，用户尚未提供"]}), SERIAL)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("extra", T, 4, ("a0",))
+    assert finding.subject == "落实设备序列号，用户尚未提供"
+    assert finding.detail == ("Only the assistant asked for this (a0); the user never asked for it to be done, so it "
+                              "is not a to-do.")
 
 
 def test_a_to_do_that_waits_on_the_user_is_an_assistants_ask_even_without_its_message():
@@ -332,6 +354,9 @@ def test_an_only_turned_into_a_preference_is_a_lost_constraint():
     [finding] = run(c.LOST_CONSTRAINT, note, IPAD)
     assert (finding.kind, finding.section, finding.line, finding.message_ids) == ("lost", R, 1, ("u0",))
     assert finding.subject == "只要银色或者深空灰"
+    # The detail names the condition, the message that stated it and its operator.
+    assert finding.detail == ("The user's condition “只要银色或者深空灰” (u0) is missing from this note: no line keeps "
+                              "“只要” with its values, and the user has not withdrawn it.")
 
 
 def test_conditions_kept_verbatim_or_with_their_operator_and_values_are_kept():
@@ -344,6 +369,8 @@ def test_a_condition_kept_by_the_parent_and_dropped_is_lost_at_the_parents_secti
     mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
     [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"], T: ["为妈妈买iPad"]}), mat, parent=parent, earlier=[IPAD])
     assert (finding.section, finding.line, finding.message_ids) == (T, 3, ("u0",))
+    assert finding.detail.startswith("The user's condition “预算4000以内” (u0) is missing from this note although the "
+                                     "previous note kept it: ")
 
 
 def test_a_superseded_bound_need_not_be_kept_but_the_new_one_must():
@@ -386,6 +413,7 @@ def test_a_note_that_grew_on_questions_alone_grew_without_new_matters():
     [finding] = run(c.GROWTH_WITHOUT_NEW_MATTERS, LONGER, ONLY_QUESTIONS, parent=PARENT)
     assert (finding.kind, finding.section, finding.line) == ("length", None, None)
     assert finding.message_ids == ("u10", "u11")
+    assert finding.subject == f"{len(PARENT)}→{len(LONGER)}"
     assert f"from {len(PARENT)} to {len(LONGER)} characters" in finding.detail
 
 
@@ -458,8 +486,8 @@ def test_summary_tags_are_unwrapped_and_a_malformed_note_is_refused():
                                          codes=[c.RETRACTED_CONSENT])] == [c.RETRACTED_CONSENT]
     with pytest.raises(notes.MalformedNote):
         c.check_note("just prose", parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory())
-    with pytest.raises(ValueError, match="unknown drift code"):
-        c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(), codes=["nope"])
+    with pytest.raises(ValueError, match=r"^unknown drift code\(s\): nope, zzz$"):
+        c.check_note(note, parent=None, material=CONSENT_THEN_HOLD, chain=c.ChainHistory(), codes=["zzz", "nope"])
 
 
 def test_a_scope_vocabulary_teaches_the_checkers_new_words():
@@ -550,3 +578,55 @@ def test_a_consent_line_without_a_quote_needs_a_consent_about_its_matter():
     mat = material(("现在可以提交送修申请了，我明确同意办理。", "好的。"), ("算了，申请还是先别提交。", "好的。"))
     assert len(run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请：用户同意提交"]}), mat)) == 1
     assert run(c.RETRACTED_CONSENT, zh(**{R: ["保护壳的申请：用户同意购买"]}), mat) == []  # 申请 alone: worth 1
+
+
+# ------------------------------------------------ every line is checked (issue 18)
+
+def test_a_wrong_quote_after_a_verbatim_one_is_still_found():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"))
+    note = zh(**{R: ["暂缓（原话：算了，申请还是先别提交）", "暂缓：送修申请（原话：算了，申请先不提交了）"]})
+    assert where(run(c.QUOTE_NOT_VERBATIM, note, mat)) == [(c.QUOTE_NOT_VERBATIM, R, 3)]
+
+
+def test_a_withdrawn_consent_after_a_plain_line_is_still_found():
+    assert where(run(c.RETRACTED_CONSENT, zh(**{R: ["左耳无声", REPAIR_LINE]}), CONSENT_THEN_HOLD)) == [
+        (c.RETRACTED_CONSENT, R, 3)]
+
+
+def test_a_done_item_without_proof_after_a_proven_one_is_still_found():
+    mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ticket": "RMA-0913"}')])
+    found = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请（RMA-0913）", "已提交退款申请"]}), mat)
+    assert [(f.code, f.section) for f in found] == [(c.DONE_WITHOUT_PROOF, DONE)]
+    assert found[0].line == 13
+
+
+def test_tool_details_after_a_hold_line_are_still_found():
+    note = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交）", "左耳无声，寄回本店修（订单88232，8月31日签收）"]})
+    assert {(f.subject, f.line) for f in run(c.TOOL_DETAIL_IN_REQUESTS, note, DELIVERY)} == {("8月31日", 3),
+                                                                                          ("签收", 3)}
+
+
+def test_a_question_line_after_a_hold_line_is_still_found_with_the_message_it_quotes():
+    note = zh(**{R: ["暂缓：送修申请先别提交（原话：算了，申请还是先别提交）", "用户询问寄修多久（原话：寄修大概要多久）"]})
+    found = run(c.QUESTION_AS_REQUIREMENT, note, QUESTIONS)
+    assert [(f.line, f.message_ids) for f in found] == [(3, ("u0",))]
+
+
+def test_an_assistants_ask_after_a_real_to_do_is_still_found():
+    found = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["提交送修申请", "落实设备序列号，用户尚未提供"]}), SERIAL)
+    assert [(f.line, f.message_ids) for f in found] == [(5, ("a0",))]
+
+
+def test_every_condition_the_parent_kept_must_stay_not_only_the_last():
+    parent = zh(**{R: ["左耳无声，预算4000以内（原话：预算4000以内）"], T: ["为妈妈买iPad，只要银色（原话：只要银色）"]})
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    found = run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"], T: ["为妈妈买iPad"]}), mat, parent=parent,
+                earlier=[material(("预算4000以内，只要银色。", "好的。"))])
+    assert sorted(f.section for f in found) == sorted([R, T])
+
+
+def test_a_condition_the_parent_recorded_as_a_dead_end_need_not_stay():
+    parent = zh(**{R: ["左耳无声"], D: ["只要银色的iPad：已停产（原话：只要银色）"]})
+    mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"]}), mat, parent=parent,
+               earlier=[material(("只要银色。", "好的。"))]) == []

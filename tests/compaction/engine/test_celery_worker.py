@@ -66,7 +66,12 @@ def test_a_real_worker_plans_and_runs_the_jobs_once_each(worker, settings):
     for job in jobs:
         send(run_job, job.pk, queue=worker)
     send(plan_conversation, conv.pk, queue=worker)
-    time.sleep(2)
+    # Wait for the worker to drain instead of sleeping: it has one process
+    # and takes its queue in order, so once a marker sent last (planning a
+    # conversation of its own) has run, every redelivery before it has too.
+    marker = ingest(conversation_document(30, external_id="drain-marker"))
+    send(plan_conversation, marker.pk, queue=worker)
+    assert wait_for(lambda: CompactionJob.objects.filter(conversation=marker, state=JobState.SUCCEEDED).exists())
     assert Attempt.objects.filter(job__conversation=conv).count() == 3
     assert SummaryGeneration.objects.filter(conversation=conv).count() == 3
     assert sorted(SummaryGeneration.objects.filter(conversation=conv).values_list("number", flat=True)) == [1, 2, 3]

@@ -16,7 +16,7 @@ from tests.compaction.conftest import FAIL_EMPTY, RecordingProvider, plan
 def refusal(job, *, model_id=None):
     """Why a claim of ``job`` was refused, and the state and attempts it left."""
     claim = job_claim(job_id=job.pk, worker="w", model_id=model_id or job.model_id)
-    assert claim.attempt is None
+    assert claim.attempt is None and claim.job.pk == job.pk
     job.refresh_from_db()
     return claim.refused, job.state, job.attempts_used
 
@@ -116,3 +116,111 @@ def test_the_claim_statement_itself_refuses_a_broken_id_list(make_conversation, 
     claim = job_claim(job=job, worker="w", model_id=job.model_id)
     assert claim.attempt is None
     assert Attempt.objects.filter(job=job).count() == 0
+
+
+def test_a_claim_of_a_failed_job_without_attempts_left_exhausts_it_and_only_it(make_conversation):
+    conv = make_conversation(40)
+    job, other = plan(conv)
+    CompactionJob.objects.filter(pk__in=[job.pk, other.pk]).update(state=JobState.FAILED, attempts_used=2)
+    assert refusal(job) == ("no_attempts_left", JobState.EXHAUSTED, 2)
+    assert CompactionJob.objects.get(pk=other.pk).state == JobState.FAILED
+
+
+def test_a_pending_job_without_attempts_left_is_refused_and_left_pending(make_conversation):
+    # Only a failure exhausts a job; a pending one waits for what made it pending.
+    (job,) = plan(make_conversation(30))
+    CompactionJob.objects.filter(pk=job.pk).update(attempts_used=2)
+    assert refusal(job) == ("no_attempts_left", JobState.PENDING, 2)
+
+
+def test_a_binding_that_can_never_be_claimed_makes_only_its_own_job_stale(make_conversation):
+    conv = make_conversation(40)
+    job, other = plan(conv)
+    CompactionJob.objects.filter(pk=job.pk).update(message_ids=job.message_ids[:19])
+    before = CompactionJob.objects.get(pk=job.pk).updated_at
+    claim = job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
+    assert claim.refused == "invalid_binding" and claim.job.pk == job.pk and claim.attempt is None
+    job.refresh_from_db()
+    assert (job.state, job.lease_owner, job.lease_expires_at) == (JobState.STALE, "", None)
+    assert job.updated_at > before
+    assert CompactionJob.objects.get(pk=other.pk).state == JobState.PENDING
+
+
+def test_a_binding_that_can_never_be_claimed_does_not_stale_a_job_that_is_not_claimable(make_conversation):
+    (job,) = plan(make_conversation(30))
+    CompactionJob.objects.filter(pk=job.pk).update(message_ids=job.message_ids[:19], state=JobState.SUCCEEDED)
+    assert job_claim(job_id=job.pk, worker="w", model_id=job.model_id).refused == "invalid_binding"
+    assert CompactionJob.objects.get(pk=job.pk).state == JobState.SUCCEEDED
+
+
+def test_the_claim_returns_the_attempt_it_wrote_and_a_lease_of_the_asked_length(make_conversation):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    (job,) = plan(make_conversation(30))
+    before = timezone.now()
+    claim = job_claim(job_id=job.pk, worker="w-7", model_id=job.model_id, lease_seconds=90)
+    stored = Attempt.objects.get(job=job)
+    got = claim.attempt
+    assert (got.pk, got.job_id, got.number, got.worker, got.model) == (stored.pk, job.pk, 1, "w-7", job.model_id)
+    assert got.started_at == stored.started_at and not got._state.adding
+    row = CompactionJob.objects.get(pk=job.pk)
+    assert (claim.job.state, claim.job.attempts_used, claim.job.lease_owner) == (JobState.RUNNING, 1, "w-7")
+    assert claim.job.lease_expires_at == row.lease_expires_at
+    assert before + timedelta(seconds=90) <= row.lease_expires_at <= timezone.now() + timedelta(seconds=90)
+    assert stored.started_at >= before and claim.refused == ""
+
+
+def test_a_claim_freezes_only_the_prompt_version_it_claims_under(make_conversation):
+    (job,) = plan(make_conversation(30))
+    others = set(PromptVersion.objects.filter(frozen_at__isnull=True).exclude(pk=job.prompt_version_id)
+                 .values_list("pk", flat=True))
+    job_claim(job_id=job.pk, worker="w", model_id=job.model_id)
+    assert PromptVersion.objects.get(pk=job.prompt_version_id).frozen_at is not None
+    assert set(PromptVersion.objects.filter(pk__in=others, frozen_at__isnull=True).values_list("pk", flat=True)) == others
+
+
+def test_a_claim_refused_because_the_source_moved_makes_only_that_job_stale(make_conversation):
+    from conversations.models import Segment
+
+    conv = make_conversation(40)
+    job, other = plan(conv)
+    Segment.objects.filter(conversation=conv).update(digest="0" * 64)  # both ranges moved
+    before = CompactionJob.objects.get(pk=job.pk).updated_at
+    assert refusal(job) == ("source_changed", JobState.STALE, 0)
+    assert CompactionJob.objects.get(pk=job.pk).updated_at > before
+    assert CompactionJob.objects.get(pk=other.pk).state == JobState.PENDING
+
+
+def test_a_second_claim_under_a_frozen_prompt_version_keeps_when_it_was_frozen(make_conversation):
+    conv = make_conversation(40)
+    first, second = plan(conv)
+    second = CompactionJob.objects.select_related("prompt_version").get(pk=second.pk)  # read before the freeze
+    job_claim(job_id=first.pk, worker="w", model_id=first.model_id)
+    frozen_at = PromptVersion.objects.get(pk=first.prompt_version_id).frozen_at
+    assert frozen_at is not None and second.prompt_version.frozen_at is None
+    assert job_claim(job=second, worker="w", model_id=second.model_id).attempt is not None
+    assert PromptVersion.objects.get(pk=first.prompt_version_id).frozen_at == frozen_at
+
+
+def test_claims_are_counted_by_their_result_and_a_stale_binding_is_logged(make_conversation, caplog):
+    import logging
+
+    from compaction.engine.metrics import CLAIMS
+
+    def count(result):
+        return CLAIMS.labels(result=result)._value.get()
+
+    conv = make_conversation(40)
+    good, bad = plan(conv)
+    CompactionJob.objects.filter(pk=bad.pk).update(message_ids=bad.message_ids[:19])
+    before = {r: count(r) for r in ("claimed", "invalid_binding", "model_mismatch")}
+    job_claim(job_id=good.pk, worker="w", model_id=good.model_id)
+    with caplog.at_level(logging.WARNING, logger="compaction.engine.claim"):
+        job_claim(job_id=bad.pk, worker="w", model_id=bad.model_id)
+    (other,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=other.pk, worker="w", model_id="another-model")
+    assert {r: count(r) - before[r] for r in before} == {"claimed": 1, "invalid_binding": 1, "model_mismatch": 1}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"job {bad.pk} made stale: the binding does not list 20 distinct, non-empty message ids"]

@@ -85,3 +85,148 @@ def test_a_reaped_job_whose_source_changed_meanwhile_ends_stale(make_conversatio
     attempt = Attempt.objects.get(job=job)
     assert (attempt.outcome, attempt.failure_code) == ("failed", "lease_expired")
     assert (job.state, job.last_failure_code) == (JobState.STALE, "lease_expired")
+
+
+# --- the reaper's condition, clause by clause (issue 18) ------------------------------------
+
+def _claimed(make_conversation, *, lease_seconds=0, worker="w1"):
+    (job,) = plan(make_conversation(30))
+    assert job_claim(job_id=job.pk, worker=worker, model_id=job.model_id, lease_seconds=lease_seconds).attempt
+    return CompactionJob.objects.get(pk=job.pk)
+
+
+def test_a_live_lease_is_never_reaped(make_conversation):
+    job = _claimed(make_conversation, lease_seconds=60)
+    assert jobs_reap_expired() == []
+    assert jobs_reap_expired(now=job.lease_expires_at) == []  # live until the instant it expires
+    job.refresh_from_db()
+    assert (job.state, job.lease_owner) == (JobState.RUNNING, "w1")
+    assert Attempt.objects.get(job=job).outcome == "running"
+    assert jobs_reap_expired(now=job.lease_expires_at + timedelta(microseconds=1)) == [job.pk]
+
+
+# What another process may do between the reaper's read of the expired
+# leases and its conditional write; each breaks one clause of that write.
+MEANWHILE = {
+    "lease_renewed": lambda job: {"lease_expires_at": timezone.now() + timedelta(minutes=5)},
+    "finished": lambda job: {"state": JobState.SUCCEEDED},
+    "taken_by_another_worker": lambda job: {"lease_owner": "w2"},
+    "a_later_attempt": lambda job: {"attempts_used": job.attempts_used + 1},
+}
+
+
+@pytest.mark.parametrize("change", MEANWHILE, ids=list(MEANWHILE))
+def test_a_job_that_changed_after_the_reaper_read_it_is_not_reaped(make_conversation, monkeypatch, change):
+    from compaction import bindings
+
+    job = _claimed(make_conversation)
+    real = bindings.binding_for
+
+    def binding_for_after_a_change(kind):  # runs between the read and the conditional write
+        CompactionJob.objects.filter(pk=job.pk).update(**MEANWHILE[change](job))
+        return real(kind)
+
+    monkeypatch.setattr(bindings, "binding_for", binding_for_after_a_change)
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == []
+    after = CompactionJob.objects.values("state", "lease_owner", "attempts_used", "last_failure_code").get(pk=job.pk)
+    assert after["last_failure_code"] == "" and after["state"] != JobState.FAILED
+    assert Attempt.objects.get(job=job).outcome == "running"
+
+
+def test_reaping_ends_only_the_attempt_whose_lease_expired(make_conversation):
+    job = _claimed(make_conversation)
+    # A stray earlier attempt still marked running must keep its own record.
+    CompactionJob.objects.filter(pk=job.pk).update(attempts_used=2)
+    Attempt.objects.filter(job=job).update(number=2)
+    stray = Attempt.objects.create(job=job, number=1, worker="w0", started_at=timezone.now(), model=job.model_id)
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [job.pk]
+    assert Attempt.objects.get(job=job, number=2).failure_code == "lease_expired"
+    stray.refresh_from_db()
+    assert (stray.outcome, stray.failure_code) == ("running", "")
+
+
+def test_every_expired_lease_of_one_dead_worker_is_reaped_each_with_its_own_attempt(make_conversation):
+    first = _claimed(make_conversation, worker="dead")
+    (second,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=second.pk, worker="dead", model_id=second.model_id, lease_seconds=0)
+    live = _claimed(lambda n: make_conversation(n, external_id="conv-3"), lease_seconds=600, worker="alive")
+    now = timezone.now() + timedelta(seconds=1)
+    assert sorted(jobs_reap_expired(now=now)) == sorted([first.pk, second.pk])
+    for job in (first, second):
+        job.refresh_from_db()
+        attempt = Attempt.objects.get(job=job)
+        assert (job.state, job.lease_owner, job.lease_expires_at) == (JobState.FAILED, "", None)
+        assert (attempt.outcome, attempt.failure_code, attempt.finished_at) == ("failed", "lease_expired", now)
+        assert attempt.failure_detail == "the lease held by dead expired before the attempt finished"
+    assert Attempt.objects.get(job=live).outcome == "running"
+    assert CompactionJob.objects.get(pk=live.pk).state == JobState.RUNNING
+
+
+def test_a_job_that_changed_meanwhile_does_not_stop_the_reaper_at_the_next(make_conversation, monkeypatch):
+    from compaction import bindings
+
+    # Created in the other order than they expired, so the order is the expiry's, not the ids'.
+    other = _claimed(make_conversation)
+    (changed,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=changed.pk, worker="w1", model_id=changed.model_id, lease_seconds=0)
+    real, seen = bindings.binding_for, []
+
+    def binding_for(kind):  # the first job read is renewed before its write
+        if not seen:
+            seen.append(True)
+            CompactionJob.objects.filter(pk=changed.pk).update(lease_expires_at=timezone.now() + timedelta(hours=1))
+        return real(kind)
+
+    monkeypatch.setattr(bindings, "binding_for", binding_for)
+    # The reaper ends the oldest expiry first: the changed job is read first.
+    CompactionJob.objects.filter(pk=changed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=5))
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [other.pk]
+    assert CompactionJob.objects.get(pk=changed.pk).state == JobState.RUNNING
+
+
+def test_a_job_of_an_unknown_kind_is_left_running_logged_and_does_not_stop_the_reaper(make_conversation, caplog):
+    import logging
+
+    odd = _claimed(make_conversation)
+    CompactionJob.objects.filter(pk=odd.pk).update(kind="no-such-kind")
+    (job,) = plan(make_conversation(30, external_id="conv-2"))
+    job_claim(job_id=job.pk, worker="w1", model_id=job.model_id, lease_seconds=0)
+    with caplog.at_level(logging.WARNING, logger="compaction.engine.leases"):
+        reaped = jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    assert reaped == [job.pk]
+    assert CompactionJob.objects.get(pk=odd.pk).state == JobState.RUNNING
+    assert f"job {odd.pk}: its lease expired, but no binding of kind 'no-such-kind' is registered" in [
+        r.getMessage() for r in caplog.records]
+
+
+def test_a_reaped_lease_is_counted_and_sent_as_a_failed_attempt_event(make_conversation, caplog):
+    import logging
+
+    from compaction.engine.metrics import ATTEMPTS, REAPED, compaction_event
+
+    job = _claimed(make_conversation, worker="dead")
+    received = []
+
+    def listener(sender, event, fields, **kw):
+        received.append((event, fields))
+
+    reaped_before = REAPED._value.get()
+    failed_before = ATTEMPTS.labels(outcome="failed", failure_code="lease_expired")._value.get()
+    compaction_event.connect(listener)
+    try:
+        with caplog.at_level(logging.INFO, logger="compaction.events"):
+            jobs_reap_expired(now=timezone.now() + timedelta(seconds=1))
+    finally:
+        compaction_event.disconnect(listener)
+    assert REAPED._value.get() == reaped_before + 1
+    assert ATTEMPTS.labels(outcome="failed", failure_code="lease_expired")._value.get() == failed_before + 1
+    assert [(e, f) for e, f in received] == [
+        ("compaction_failed", {"job": job.pk, "attempt": 1, "failure_code": "lease_expired", "worker": "dead"})]
+
+
+def test_the_reaper_ends_the_oldest_expiry_first(make_conversation):
+    newer = _claimed(make_conversation)
+    (older,) = plan(make_conversation(30, external_id="conv-2"))  # created later, expired earlier
+    job_claim(job_id=older.pk, worker="w1", model_id=older.model_id, lease_seconds=0)
+    CompactionJob.objects.filter(pk=older.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=5))
+    assert jobs_reap_expired(now=timezone.now() + timedelta(seconds=1)) == [older.pk, newer.pk]

@@ -173,6 +173,16 @@ def test_each_kind_of_bad_field_is_named(mutate, path):
     assert path in exc.value.errors, exc.value.errors
 
 
+def test_content_with_a_nul_character_is_refused_and_nothing_is_written():
+    # SPEC §3: content must be valid UTF-8 text without NUL characters.
+    doc = conversation_document(2)
+    doc["messages"][2]["content"] = "fine\x00not fine"
+    with pytest.raises(DocumentInvalid) as exc:
+        validate_document(doc)
+    assert list(exc.value.errors) == ["messages[2].content"]
+    assert not Conversation.objects.exists()
+
+
 def test_content_over_the_size_limit_is_refused(settings):
     settings.INGEST_MAX_CONTENT_BYTES = 10
     doc = conversation_document(1)

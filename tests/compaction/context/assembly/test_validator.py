@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compaction.context.assembly import validate_request
 
-from .helpers import a_assistant, a_user, call, calls, result, tool, use, user
+from .helpers import a_assistant, a_user, assistant, call, calls, result, tool, use, user
 
 
 def problems(format, messages, system=None):
@@ -175,3 +175,109 @@ def test_violations_carry_a_stable_dict_for_the_api():
     [violation] = validate_request("openai", [user("hi"), calls(call("a", "f"))])
     assert violation.as_dict() == {"index": 1, "id": "a", "problem": "pending_call_at_end",
                                    "message": "the input ends before this call was answered"}
+
+
+# ------------------------------------ what mutation testing found untested (issue 18)
+
+
+def test_an_unknown_format_is_refused_by_name():
+    import pytest
+
+    from compaction.context.assembly.validator import validate
+
+    with pytest.raises(ValueError, match="^unknown format 'xml'$"):
+        validate([], "xml")
+
+
+def test_openai_a_result_first_in_the_list_comes_before_its_call():
+    assert openai(tool("a", "early"), calls(call("a", "f")), tool("a", "x")) == [(0, "a", "result_before_call")]
+
+
+def test_a_result_before_its_call_still_answers_it():
+    # The misplaced result is the call's answer: the call is not also missing.
+    assert openai(user("hi"), tool("a", "early"), calls(call("a", "f")), user("next")) == [
+        (1, "a", "result_before_call")]
+
+
+def test_anthropic_a_list_may_start_with_the_assistant_call():
+    assert anthropic(a_assistant(use("a", "f")), a_user(result("a"))) == []
+
+
+def test_anthropic_every_result_of_a_message_is_checked_after_one_without_an_id():
+    assert anthropic(a_user("hi"), a_assistant(use("a", "f")),
+                     a_user({"type": "tool_result", "content": "x"}, result("a"))) == [(2, None, "missing_id")]
+
+
+def test_anthropic_every_result_of_a_message_is_checked_after_one_without_a_call():
+    assert anthropic(a_user("hi"), a_assistant(use("a", "f")), a_user(result("zzz"), result("a"))) == [
+        (2, "zzz", "result_without_call")]
+
+
+def test_anthropic_every_result_of_a_message_is_checked_after_one_before_its_call():
+    assert anthropic(a_user("hi"), a_assistant(use("a", "f")), a_user(result("b"), result("a")),
+                     a_assistant(use("b", "g")), a_user(result("b"))) == [(2, "b", "result_before_call")]
+
+
+def test_a_result_in_the_message_of_its_own_call_does_not_come_after_it():
+    assert anthropic(a_user("hi"), a_user(result("a"), use("a", "f"))) == [
+        (1, None, "call_in_wrong_role"), (1, "a", "result_before_call")]
+
+
+def test_openai_a_call_followed_by_anything_but_tool_messages_is_missing_not_pending():
+    assert openai(user("hi"), calls(call("a", "f")), user("more")) == [(1, "a", "missing_result")]
+
+
+def test_the_anthropic_system_prompt_is_not_a_message_and_shifts_no_index():
+    assert problems("anthropic", [a_user("hi"), a_assistant(use("a", "f")), a_user("no result")],
+                    system="be brief") == [(1, "a", "missing_result")]
+
+
+# ------------------------------------------------------------------ pair_results
+
+
+def _pairs(format, *messages):
+    from compaction.context.assembly.adapters import parse
+    from compaction.context.assembly.validator import pair_results
+
+    return {key: (r.call_id, p) for key, (r, _, p) in pair_results(parse(format, list(messages)).messages,
+                                                                  format).items()}
+
+
+def test_pair_results_maps_each_openai_call_to_the_result_in_its_run():
+    assert _pairs("openai", user("hi"), calls(call("a", "f"), call("b", "g")), tool("b", "y"), tool("a", "x"),
+                  assistant("done"), calls(call("a", "f")), tool("a", "again")) == {
+        (1, "a"): ("a", 3), (1, "b"): ("b", 2), (5, "a"): ("a", 6)}
+
+
+def test_pair_results_keeps_the_first_result_of_a_call():
+    from compaction.context.assembly.adapters import parse
+    from compaction.context.assembly.validator import pair_results
+
+    messages = parse("openai", [calls(call("a", "f")), tool("a", "first"), tool("a", "second")]).messages
+    ((key, (result, message, position)),) = pair_results(messages, "openai").items()
+    assert key == (0, "a") and position == 1 and message is messages[1] and result is messages[1].results[0]
+
+
+def test_pair_results_maps_each_anthropic_call_to_the_next_message_only():
+    assert _pairs("anthropic", a_user("hi"), a_assistant(use("a", "f")), a_user(result("a")),
+                  a_assistant(use("b", "g")), a_user(result("b"))) == {(1, "a"): ("a", 2), (3, "b"): ("b", 4)}
+    assert _pairs("anthropic", a_assistant(use("a", "f")), a_user("not yet"), a_user(result("a"))) == {}
+
+
+def test_anthropic_every_result_of_a_message_is_checked_after_one_that_answers():
+    assert anthropic(a_user("hi"), a_assistant(use("a", "f")), a_user(result("a"), result("zzz"))) == [
+        (2, "zzz", "result_without_call")]
+
+
+def test_a_request_whose_system_prompt_is_not_in_its_formats_shape_is_refused():
+    import pytest
+
+    from compaction.context.assembly.errors import RequestFormatError
+
+    with pytest.raises(RequestFormatError, match="system: must be a string or a list of content blocks"):
+        validate_request("anthropic", [a_user("hi")], system=123)
+
+
+def test_openai_a_reused_id_left_unanswered_the_second_time_is_missing():
+    assert openai(user("hi"), calls(call("a", "f")), tool("a", "x"), calls(call("a", "f")), user("next")) == [
+        (3, "a", "missing_result")]

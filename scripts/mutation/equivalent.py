@@ -1,0 +1,109 @@
+"""Mutants shown equivalent: they compute what the code computes, so no test
+can tell them apart (issue 18: listed with the reason, not left to survive).
+
+Each entry is mutmut's mutant name, the text its diff must add (so an entry
+outlived by a change of the code — mutmut numbers mutants per function — is
+reported as a survivor again, not silently excused) and the reason.
+"""
+
+EQUIVALENT: dict[str, tuple[str, str]] = {
+    "compaction.digest.x_source_digest__mutmut_3": (
+        "ensure_ascii=None",
+        "None is false like False: json.dumps only tests its truth"),
+    "compaction.digest.x_source_digest__mutmut_18": (
+        'encode("UTF-8")',
+        "'UTF-8' and 'utf-8' name the same codec"),
+    "conversations.pairing.x_project_pairs__mutmut_28": (
+        "found.sort(key=None)",
+        "the tuples sorted start with (user created_at, run id) and a run id is unique in its conversation, "
+        "so comparing whole tuples orders them exactly as the key does and never reaches the rest"),
+    "compaction.extraction.x_sentence_score__mutmut_4": (
+        "score = 3",
+        "the first weight is added to a score that is still 0, so = and += give the same"),
+    "compaction.context.assembly.validator.x_validate__mutmut_76": (
+        'owner = None',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_78": (
+        'owner = -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_99": (
+        'else -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_132": (
+        'else -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_155": (
+        'owner != -2',
+        '``owner`` -1 means no message may own the result; None or -2 is never a message position either, so ``by_message`` has no entry for it and every branch goes as with -1'),
+    "compaction.context.assembly.validator.x_validate__mutmut_82": (
+        'or True',
+        'at i = 0 the mutant reads messages[-1], but the owner it then gives is i - 1 = -1, the sentinel'),
+    "compaction.context.assembly.validator.x_validate__mutmut_85": (
+        'i >= 0',
+        'at i = 0 the mutant reads messages[-1], but the owner it then gives is i - 1 = -1, the sentinel'),
+    "compaction.context.assembly.validator.x_validate__mutmut_108": (
+        'seen_other = None',
+        'None is false like False, and it is only tested for its truth'),
+    "compaction.context.assembly.validator.x_validate__mutmut_158": (
+        'by_message.get(owner, None)',
+        'an owner that is not the sentinel is always a message with calls, and every such message has an entry in by_message: the default is never used'),
+    "compaction.context.assembly.validator.x_validate__mutmut_160": (
+        'by_message.get(owner, )',
+        'an owner that is not the sentinel is always a message with calls, and every such message has an entry in by_message: the default is never used'),
+    "compaction.context.assembly.validator.x_validate__mutmut_227": (
+        'found.sort(key=None)',
+        'the second item of each tuple is its insertion number, unique, so whole tuples sort as the key does and the violations themselves are never compared'),
+    "compaction.extraction.x__candidates__mutmut_7": (
+        "every.append(Sentence(a, None, raw",
+        "the unfiltered sentences only serve the fallback of one best sentence: ranking compares positions only "
+        "between tuples equal in every earlier item, where None == None and the stable sort keeps list order, "
+        "which is position order; one sentence renders the same without its position"),
+    "compaction.extraction.x__numbers_and_ids__mutmut_4": (
+        "t.upper()",
+        "identifiers are only ever compared with identifiers made by this same function (a sentence's facts "
+        "with a kept sentence's words), so upper and lower case match the same pairs"),
+    "compaction.context.assembly.validator.x_pair_results__mutmut_11": (
+        "span = range(min(a + 2, n))",
+        "pair_results is for VALID lists, where no message before a call holds a result for it (that is "
+        "result_before_call): the longer span adds messages that answer nothing"),
+    "compaction.context.assembly.validator.x_pair_results__mutmut_23": (
+        "end = a + 2",
+        "in a VALID OpenAI list the message right after a call is a tool message answering it, so starting the "
+        "scan of the run one message later ends it where it ended"),
+    "compaction.engine.claim.x_claim_where__mutmut_11": (
+        '" and ".join',
+        'SQL keywords are case-insensitive: AND and and are the same operator'),
+    "compaction.engine.claim.x__statement__mutmut_11": (
+        'job="J"',
+        'an unquoted SQL alias is case-insensitive: j and J name the same row'),
+    "compaction.engine.claim.x_mark_stale__mutmut_6": (
+        '.update(state=JobState.STALE, lease_expires_at=None',
+        'mark_stale only moves pending and failed jobs (from_states), and neither holds a lease: no claim, reaper or end leaves one set on them'),
+    "compaction.engine.claim.x_mark_stale__mutmut_7": (
+        '.update(state=JobState.STALE, lease_owner="", updated_at',
+        'mark_stale only moves pending and failed jobs (from_states), and neither holds a lease: no claim, reaper or end leaves one set on them'),
+    "compaction.engine.claim.x_job_claim__mutmut_4": (
+        'select_related(None)',
+        'select_related only saves a query; the prompt version is read lazily all the same'),
+    "compaction.engine.claim.x_job_claim__mutmut_10": (
+        'Claimant(None,',
+        "the claimant's worker is not part of the claim condition: the statement takes the worker as its own parameter"),
+    "compaction.engine.claim.x_job_claim__mutmut_74": (
+        'attempt._state.adding = None',
+        'None is false like False, and Django only tests its truth'),
+    "compaction.engine.claim.x_job_claim__mutmut_98": (
+        'if job.prompt_version_id == claimant.prompt_version_id',
+        "a claim succeeds only under the job's own prompt version (a clause of the statement), so the first test is always false there and the freeze is conditional on frozen_at IS NULL in the database either way"),
+    "compaction.engine.leases.x_jobs_reap_expired__mutmut_15": (
+        '.order_by("lease_expires_at", )',
+        'the id only orders leases that expired at the same instant; each is reaped by its own conditional write whatever their order'),
+    "compaction.engine.leases.x_jobs_reap_expired__mutmut_18": (
+        '        lease_expires_at__lt=now',
+        'the candidate query only chooses which rows the conditional write looks at; the write checks state, owner, attempt and expiry again, so a row read in excess is refused there and nothing changes'),
+    "compaction.engine.leases.x_jobs_reap_expired__mutmut_19": (
+        'state=JobState.RUNNING, ).order_by(',
+        'the candidate query only chooses which rows the conditional write looks at; the write checks state, owner, attempt and expiry again, so a row read in excess is refused there and nothing changes'),
+    "compaction.engine.leases.x_jobs_reap_expired__mutmut_89": (
+        'Attempt.objects.filter(job_id=job_id, number=used, ).update(',
+        'a job that is running with attempts_used = N has its attempt N running: the claim writes both in one statement and every end moves both in one transaction, so the outcome filter never excludes that row'),
+}

@@ -1,0 +1,51 @@
+"""The rule modules mutation testing covers (issue 18), each with the tests
+that state its rule. Only those tests run against its mutants, so a module
+takes minutes, not the whole suite's time.
+
+``functions`` narrows a module to the functions that hold a rule (a glob over
+mutmut's mutant names, ``x_<function>__mutmut_*``; methods are
+``x<Class>ǁ<method>__mutmut_*``): the rest of such a module is plumbing
+(logging, escaping what the database refuses) that other tests cover.
+``db``: the tests need PostgreSQL, so the module runs one mutant at a time
+(every run shares the one test database).
+"""
+
+from __future__ import annotations
+
+MODULES: dict[str, dict] = {
+    "conversations/pairing.py": {"tests": ["tests/conversations/test_pairing.py"]},
+    "compaction/planning.py": {"tests": ["tests/compaction/test_planning.py"]},
+    "compaction/digest.py": {"tests": ["tests/compaction/test_digest.py"]},
+    "compaction/contract.py": {"tests": ["tests/compaction/test_contract.py"]},
+    "compaction/extraction.py": {"tests": ["tests/compaction/test_extraction.py"]},
+    "compaction/context/assembly/validator.py": {"tests": ["tests/compaction/context/assembly/test_validator.py"]},
+    "compaction/engine/attempts.py": {
+        "tests": ["tests/compaction/engine/test_attempts.py", "tests/compaction/engine/test_leases.py",
+                  "tests/compaction/engine/test_finish_conditions.py", "tests/compaction/engine/test_finish.py",
+                  "tests/compaction/bindings/test_segments.py"],
+        "db": True,
+    },
+    "compaction/engine/claim.py": {
+        "tests": ["tests/compaction/engine/test_claim.py", "tests/compaction/engine/test_claim_statement.py"],
+        # The claim condition and what a claim writes; not the SQLite branch
+        # (tests/compaction/engine/test_sqlite.py runs it in a subprocess).
+        "functions": ["compaction.engine.claim.x_claim_where__mutmut_*", "compaction.engine.claim.x__statement__mutmut_*",
+                      "compaction.engine.claim.x__refusal__mutmut_*", "compaction.engine.claim.x_mark_stale__mutmut_*",
+                      "compaction.engine.claim.x_job_claim__mutmut_*"],
+        "db": True,
+    },
+    "compaction/engine/leases.py": {
+        "tests": ["tests/compaction/engine/test_leases.py"],
+        # The reaper; the scanner's retry timing (jobs_take_due) is not a rule of issue 18's list.
+        "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*"],
+        "db": True,
+    },
+    "compaction/drift/checkers.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    "compaction/drift/wrong.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    "compaction/drift/extra.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    "compaction/drift/lost.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    "compaction/drift/length.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    # Packing and selection last: issue 11 rewrites packing (prefer=raw).
+    "compaction/context/selection.py": {"tests": ["tests/compaction/context/test_selection.py"]},
+    "compaction/context/packing.py": {"tests": ["tests/compaction/context/test_packing.py"]},
+}
