@@ -166,17 +166,24 @@ class PairRangeBinding(Binding):
         count = f"(2 * ({job}.to_pair - {job}.from_pair + 1))"
         return f"{self.range_sql(job=job)} AND {_ids_sql(job=job, vendor=vendor, count=count)}", []
 
-    def request(self, *, job, attempt, stored):
+    def bound_pairs(self, *, job, stored: dict[str, str]) -> tuple[list[tuple] | None, str | None]:
+        """The job's bound pairs as stored now — ``(index, user id, user text,
+        assistant id, assistant text)`` each — or why they can no longer be
+        read as what the job is bound to (a message gone, the digest moved)."""
         ids = job.message_ids
         if any(i not in stored for i in ids):
             return None, "a bound message no longer exists"
-        pairs = [
-            digest_input(job.from_pair + offset, ids[2 * offset], stored[ids[2 * offset]], ids[2 * offset + 1],
-                         stored[ids[2 * offset + 1]])
-            for offset in range(job.to_pair - job.from_pair + 1)
-        ]
-        if source_digest(pairs) != job.source_digest:
+        pairs = [(job.from_pair + k, ids[2 * k], stored[ids[2 * k]], ids[2 * k + 1], stored[ids[2 * k + 1]])
+                 for k in range(job.to_pair - job.from_pair + 1)]
+        if source_digest([digest_input(*p) for p in pairs]) != job.source_digest:
             return None, "the stored messages no longer give the bound digest"
+        return pairs, None
+
+    def request(self, *, job, attempt, stored):
+        bound, problem = self.bound_pairs(job=job, stored=stored)
+        if bound is None:
+            return None, problem
+        pairs = [digest_input(*p) for p in bound]
         answers = tuple(Answer(p["assistant"]["id"], p["assistant"]["text"]) for p in pairs)
         pv = job.prompt_version
         return SummaryRequest(

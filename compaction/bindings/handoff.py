@@ -198,18 +198,10 @@ class HandoffBinding(PairRangeBinding):
     # --- material and contract ------------------------------------------------
 
     def request(self, *, job, attempt, stored):
-        ids = job.message_ids
-        if any(i not in stored for i in ids):
-            return None, "a bound message no longer exists"
-        pairs = [
-            MaterialPair(job.from_pair + offset, ids[2 * offset], stored[ids[2 * offset]], ids[2 * offset + 1],
-                         stored[ids[2 * offset + 1]])
-            for offset in range(job.to_pair - job.from_pair + 1)
-        ]
-        digest = source_digest(digest_input(p.index, p.user_id, p.user_text, p.assistant_id, p.assistant_text)
-                               for p in pairs)
-        if digest != job.source_digest:
-            return None, "the stored messages no longer give the bound digest"
+        bound, problem = self.bound_pairs(job=job, stored=stored)
+        if bound is None:
+            return None, problem
+        pairs = [MaterialPair(*p) for p in bound]
         parent_note = None
         if job.parent_generation_id is not None:
             parent_note = (SummaryGeneration.objects.filter(pk=job.parent_generation_id)
