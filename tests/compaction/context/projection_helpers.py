@@ -81,3 +81,16 @@ def validate_chat_messages(messages):
         raise jsonschema.ValidationError("a system message may only come first")
     if body != ["user", "assistant"] * (len(body) // 2):
         raise jsonschema.ValidationError(f"turns must alternate user/assistant: {body}")
+
+
+def block_bytes(body):
+    """The bytes a projection's blocks hold (SPEC §6's count: raw pairs'
+    texts; a summary block's user originals and its summary), computed
+    from the response itself."""
+    total = 0
+    for b in body["blocks"]:
+        if b["kind"] == "raw":
+            total += len(b["user"]["text"].encode()) + len(b["assistant"]["text"].encode())
+        else:
+            total += sum(len(m["text"].encode()) for m in b["user_messages"]) + len(b["summary"].encode())
+    return total

@@ -15,6 +15,7 @@ from compaction.context.projection import conversation_projection
 from compaction.tokens import count_tokens
 from conversations.models import Message, Pair
 from tests.compaction.context.projection_helpers import (
+    block_bytes,
     ingest,
     ingest_pairs,
     job_for,
@@ -35,16 +36,6 @@ def project(conv, budget=GENEROUS, **kwargs):
 
 def forms(body):
     return {p["index"]: (p["as"], p["reason"]) for p in body["pairs"]}
-
-
-def block_bytes(body):
-    total = 0
-    for b in body["blocks"]:
-        if b["kind"] == "raw":
-            total += len(b["user"]["text"].encode()) + len(b["assistant"]["text"].encode())
-        else:
-            total += sum(len(m["text"].encode()) for m in b["user_messages"]) + len(b["summary"].encode())
-    return total
 
 
 def pair_bytes(conv, index):

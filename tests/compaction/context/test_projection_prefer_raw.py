@@ -13,7 +13,8 @@ from compaction.context.formats import omitted_sentence
 from compaction.context.projection import conversation_projection
 from compaction.tokens import count_tokens
 from conversations.models import Pair, Segment
-from tests.compaction.context.projection_helpers import ingest, ingest_pairs, job_for, summary_for, validate_chat_messages
+from tests.compaction.context.projection_helpers import (block_bytes, ingest, ingest_pairs, job_for, summary_for,
+                                                        validate_chat_messages)
 from tests.factories import conversation_document
 
 pytestmark = pytest.mark.django_db
@@ -38,16 +39,6 @@ def raw_bytes(conv, lo, hi):
 def summary_block_bytes(conv, from_pair, generation):
     seg = Segment.objects.get(conversation=conv, from_pair=from_pair)
     return seg.user_bytes + generation.text_bytes
-
-
-def block_bytes(body):
-    total = 0
-    for b in body["blocks"]:
-        if b["kind"] == "raw":
-            total += len(b["user"]["text"].encode()) + len(b["assistant"]["text"].encode())
-        else:
-            total += sum(len(m["text"].encode()) for m in b["user_messages"]) + len(b["summary"].encode())
-    return total
 
 
 @pytest.fixture
