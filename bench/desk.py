@@ -355,7 +355,7 @@ def main() -> None:
         measure("activity", client, "/activity/", n)
 
     # The review queue (issue 16).
-    from compaction.desk.selectors import review_awaiting
+    from compaction.desk.review_queue import review_awaiting
     from conversations.models import ScopeGrant
     from django.contrib.auth.models import Group
 

@@ -61,7 +61,7 @@ class QueueFilterForm(forms.Form):
 
 
 class ReviewQueueFilterForm(forms.Form):
-    """The review queue's filters (``selectors.REVIEW_QUEUE_FILTERS``: one
+    """The review queue's filters (``review_queue.REVIEW_QUEUE_FILTERS``: one
     field each, the same names)."""
 
     scope = forms.ChoiceField(required=False)

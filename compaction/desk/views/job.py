@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from ... import actions, reviewclaims, roles
 from ...models import CompactionJob
 from .. import selectors
+from ..review_queue import review_left
 from ..forms import ReasonForm, VerdictForm
 from ..segment import retry_note
 from .common import role_required
@@ -75,7 +76,7 @@ def _review_mode(request, data, generation, *, take: bool) -> dict:
         "queue_url": queue_url(filters),
         "claim": claim,
         "claim_holder": holder if holder is not None and holder.reviewer_id != request.user.pk else None,
-        "standing": selectors.review_left(user=request.user, filters=filters, current=generation),
+        "standing": review_left(user=request.user, filters=filters, current=generation),
     }
 
 

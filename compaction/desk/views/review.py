@@ -23,6 +23,7 @@ from ... import reviewclaims, roles
 from ...keyset import MAX_ID
 from ...models import SummaryGeneration
 from .. import selectors
+from ..review_queue import review_candidates, review_generation_get, review_left, review_queue_page
 from ..forms import ReviewQueueFilterForm
 from .common import list_page, read_listing, role_required
 
@@ -47,11 +48,11 @@ def queue_url(filters: dict) -> str:
 def review_queue(request):
     listing = read_listing(
         request, ReviewQueueFilterForm,
-        lambda filters, cursor: selectors.review_queue_page(
+        lambda filters, cursor: review_queue_page(
             user=request.user, filters={k: v for k, v in filters.items() if v}, cursor=cursor))
     form = listing.context["form"]
     filters = form.filters() if form.is_bound else {}
-    standing = selectors.review_left(user=request.user, filters=filters) if not listing.refused else None
+    standing = review_left(user=request.user, filters=filters) if not listing.refused else None
     return list_page(request, "desk/review.html", listing,
                      extra={"standing": standing, "filters": filters, "filter_items": sorted(filters.items())})
 
@@ -63,7 +64,7 @@ def _generation_or_none(request, value) -> SummaryGeneration | None:
         return None
     if not 1 <= pk <= MAX_ID:
         return None
-    return selectors.review_generation_get(user=request.user, generation_id=pk)
+    return review_generation_get(user=request.user, generation_id=pk)
 
 
 def go_on(request, *, filters: dict, current: SummaryGeneration | None, backwards: bool = False):
@@ -73,7 +74,7 @@ def go_on(request, *, filters: dict, current: SummaryGeneration | None, backward
     nothing is left, the queue page says so."""
     rounds = [current] if backwards else [current, None]
     for after in rounds:
-        for candidate in selectors.review_candidates(user=request.user, filters=filters, after=after,
+        for candidate in review_candidates(user=request.user, filters=filters, after=after,
                                                      backwards=backwards):
             if current is not None and candidate.pk == current.pk:
                 continue
@@ -84,7 +85,7 @@ def go_on(request, *, filters: dict, current: SummaryGeneration | None, backward
     if backwards and current is not None:
         messages.info(request, "That is the first summary left in this queue.")
         return redirect(review_url(current, filters))
-    if selectors.review_left(user=request.user, filters=filters).left == 0:
+    if review_left(user=request.user, filters=filters).left == 0:
         messages.success(request, "Nothing left to review in this queue.")
     else:
         messages.info(request, "Nothing else is free for you now: other reviewers hold what is left.")

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from compaction import actions, reviewclaims
 from compaction.bindings.segments import conversation_plan
-from compaction.desk import selectors
+from compaction.desk import review_queue
 from compaction.models import ReviewClaim
 from tests.compaction.conftest import live_db
 from tests.compaction.desk.conftest import ingest, make_succeeded
@@ -44,18 +44,18 @@ def ids(qs):
 
 def test_the_queue_holds_unreviewed_current_summaries_oldest_first(queue):
     gens = queue["gens"]
-    awaiting = selectors.review_awaiting(user=queue["sue"]).order_by("created_at", "generation_id")
+    awaiting = review_queue.review_awaiting(user=queue["sue"]).order_by("created_at", "generation_id")
     assert ids(awaiting) == [g.pk for g in gens]
     actions.do_review_record(job=gens[0].job, reviewer=queue["sue"], verdict="approved", note="good")
-    assert gens[0].pk not in ids(selectors.review_awaiting(user=queue["sue"]))
-    standing = selectors.review_left(user=queue["sue"], filters={}, current=gens[2])
+    assert gens[0].pk not in ids(review_queue.review_awaiting(user=queue["sue"]))
+    standing = review_queue.review_left(user=queue["sue"], filters={}, current=gens[2])
     assert standing.left == 5 and standing.position == 2 and not standing.capped
 
 
 def test_the_queue_shows_only_the_users_scopes(queue):
     other = summaries(1, scope="other", prefix="other")
-    sue = ids(selectors.review_awaiting(user=queue["sue"]))
-    olga = ids(selectors.review_awaiting(user=queue["olga"]))
+    sue = ids(review_queue.review_awaiting(user=queue["sue"]))
+    olga = ids(review_queue.review_awaiting(user=queue["olga"]))
     assert not set(sue) & {g.pk for g in other}
     assert {g.pk for g in other} <= set(olga)
 
@@ -63,15 +63,15 @@ def test_the_queue_shows_only_the_users_scopes(queue):
 def test_filters_narrow_the_queue(queue, monkeypatch):
     gens = queue["gens"]
     sue = queue["sue"]
-    assert ids(selectors.review_awaiting(user=sue, conversation="rq-1")) == [g.pk for g in gens[3:]]
-    assert ids(selectors.review_awaiting(user=sue, scope="nope")) == []
-    assert len(ids(selectors.review_awaiting(user=sue, prompt_version=gens[0].prompt_version.name))) == 6
-    assert ids(selectors.review_awaiting(user=sue, model="no-such-model")) == []
-    assert ids(selectors.review_awaiting(user=sue, older_than="1d")) == []
+    assert ids(review_queue.review_awaiting(user=sue, conversation="rq-1")) == [g.pk for g in gens[3:]]
+    assert ids(review_queue.review_awaiting(user=sue, scope="nope")) == []
+    assert len(ids(review_queue.review_awaiting(user=sue, prompt_version=gens[0].prompt_version.name))) == 6
+    assert ids(review_queue.review_awaiting(user=sue, model="no-such-model")) == []
+    assert ids(review_queue.review_awaiting(user=sue, older_than="1d")) == []
     # Generations are immutable (their times too): move the clock instead.
     later = timezone.now() + timedelta(days=2)
-    monkeypatch.setattr(selectors.timezone, "now", lambda: later)
-    assert len(ids(selectors.review_awaiting(user=sue, older_than="1d"))) == 6
+    monkeypatch.setattr(review_queue.timezone, "now", lambda: later)
+    assert len(ids(review_queue.review_awaiting(user=sue, older_than="1d"))) == 6
 
 
 def test_a_replaced_or_source_changed_summary_leaves_the_queue_and_its_replacement_enters(queue):
@@ -79,10 +79,10 @@ def test_a_replaced_or_source_changed_summary_leaves_the_queue_and_its_replaceme
 
     gens = queue["gens"]
     newer = replace_summary(gens[0].job)
-    awaiting = ids(selectors.review_awaiting(user=queue["sue"]))
+    awaiting = ids(review_queue.review_awaiting(user=queue["sue"]))
     assert gens[0].pk not in awaiting and newer.generation.pk in awaiting
     edit_source(gens[3].conversation, pair=12)  # pair 12 is in the second segment
-    assert gens[4].pk not in ids(selectors.review_awaiting(user=queue["sue"]))
+    assert gens[4].pk not in ids(review_queue.review_awaiting(user=queue["sue"]))
 
 
 def test_queue_page_counts_what_is_left_and_starts_with_the_oldest(queue, as_user):
@@ -208,7 +208,7 @@ def test_a_rolling_note_is_reviewable_too(queue, as_user):
     conversation = rolling_ingest(rolling_document(30, scope="default", external_id="chain-q"))
     notes = run_chain(conversation, provider=ScriptedHandoffModel())
     assert notes
-    awaiting = ids(selectors.review_awaiting(user=queue["sue"], conversation="chain-q"))
+    awaiting = ids(review_queue.review_awaiting(user=queue["sue"], conversation="chain-q"))
     assert awaiting == [g.pk for g in notes]
     client = as_user(queue["sue"])
     location = client.post(reverse("desk-review-next"), {"conversation": "chain-q"})["Location"]
@@ -230,12 +230,12 @@ def test_the_queue_filters_notes_by_drift_found_and_by_code(queue, as_user):
     flagged = {f.generation_id for f in DriftFinding.objects.filter(generation__in=notes)}
     assert flagged and notes[0].pk not in flagged
     sue = queue["sue"]
-    assert set(ids(selectors.review_awaiting(user=sue, drift="found"))) == flagged
+    assert set(ids(review_queue.review_awaiting(user=sue, drift="found"))) == flagged
     code = DriftFinding.objects.filter(generation__in=notes).values_list("code", flat=True).first()
     with_code = {f.generation_id for f in DriftFinding.objects.filter(generation__in=notes, code=code)}
-    assert set(ids(selectors.review_awaiting(user=sue, drift=code))) == with_code
+    assert set(ids(review_queue.review_awaiting(user=sue, drift=code))) == with_code
     # Segment summaries have no drift checks: "drift found" leaves them out.
-    assert not set(ids(selectors.review_awaiting(user=sue, drift="found"))) & {g.pk for g in queue["gens"]}
+    assert not set(ids(review_queue.review_awaiting(user=sue, drift="found"))) & {g.pk for g in queue["gens"]}
     html = as_user(sue).get(reverse("desk-review"), {"drift": "found"}).content.decode()
     assert all(f"job #{g.job_id} · gen {g.number}" in html for g in notes if g.pk in flagged)
     assert f"job #{notes[0].job_id} · gen {notes[0].number}" not in html
