@@ -186,6 +186,18 @@ def test_the_output_ends_with_the_integrators_token_and_how_to_use_it(demo):
     assert out.getvalue().rstrip("\n").splitlines()[-2] == f"integrator API token: {key}"
 
 
+def test_the_curl_example_names_the_address_the_desk_is_served_at(demo):
+    """./scripts/demo serves on $PORT and passes it, so the example never points at the wrong port."""
+    from io import StringIO
+
+    out = StringIO()
+    call_command("seed_demo", "--allow-demo-users", "--base-url", "http://127.0.0.1:8123/", stdout=out)
+    key = Token.objects.get(user__username="integrator").key
+    assert out.getvalue().rstrip("\n").splitlines()[-1] == (
+        f"  curl -H 'Authorization: Token {key}' http://127.0.0.1:8123/api/v1/conversations/"
+    )
+
+
 def test_summary_names_conversations_pairs_and_planned_segments(demo):
     total_pairs = sum(Conversation.objects.values_list("pair_count", flat=True))
     total_segments = Segment.objects.count()

@@ -42,6 +42,11 @@ class Command(BaseCommand):
             action="store_true",
             help="create the demo users (publicly known passwords) even when DJANGO_DEBUG is off",
         )
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="where the desk is served, for the printed curl example (./scripts/demo passes its PORT)",
+        )
 
     def handle(self, *args, **options):
         for scope, thresholds in ROLLING_POLICIES.items():
@@ -90,4 +95,4 @@ class Command(BaseCommand):
         # Last, so it is what stays on screen (./scripts/demo reads it for its banner).
         for username, token in tokens:
             self.stdout.write(f"{username} API token: {token}")
-            self.stdout.write(f"  curl -H 'Authorization: Token {token}' http://127.0.0.1:8000/api/v1/conversations/")
+            self.stdout.write(f"  curl -H 'Authorization: Token {token}' {options['base_url'].rstrip('/')}/api/v1/conversations/")
