@@ -227,22 +227,21 @@ def _unique(errors: _Errors, path: tuple[str, ...], value: str | None, seen: set
         seen.add(value)
 
 
-def _given(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, kind: str) -> bool:
-    """Whether a string field was given: a missing one is refused when it is
-    required, one of another JSON type always."""
+def _not_given(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, kind: str) -> None:
+    """A string field that is not a string: a missing one is refused when it
+    is required, one of another JSON type always. (Called only then: the
+    check itself stays inline, since every field of every message makes it.)"""
     if value is None:
         if required:
             errors.add(path, "this field is required")
-        return False
-    if not isinstance(value, str):
-        errors.add(path, f"must be {kind}, got {type(value).__name__}")
-        return False
-    return True
+        return
+    errors.add(path, f"must be {kind}, got {type(value).__name__}")
 
 
 def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
           allow_blank: bool = False, max_bytes: int | None = None, what: str = "content") -> str | None:
-    if not _given(errors, path, value, required=required, kind="a string"):
+    if not isinstance(value, str):
+        _not_given(errors, path, value, required=required, kind="a string")
         return None
     if "\x00" in value:
         errors.add(path, "must not contain NUL characters")
@@ -280,7 +279,8 @@ def _check_json_text(errors: _Errors, path: str, value: Any) -> None:
 
 
 def _timestamp(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool) -> datetime | None:
-    if not _given(errors, path, value, required=required, kind="an ISO 8601 timestamp string"):
+    if not isinstance(value, str):
+        _not_given(errors, path, value, required=required, kind="an ISO 8601 timestamp string")
         return None
     try:
         parsed = parse_datetime(value)
