@@ -75,6 +75,7 @@ from conversations.models import Conversation
 
 from .. import providers
 from ..contract import MALFORMED_NOTE, ContractResult, check
+from ..digest import range_digest
 from ..engine.attempts import state_when_revived
 from ..handoff import note as notes
 from ..handoff import prompt
@@ -86,7 +87,7 @@ from ..policies import rolling_scopes, scope_policy_get
 from ..providers.base import SummaryRequest
 from ..tokens import count_tokens
 from .base import PairRangeBinding
-from .handoff_material import note_language, pair_token_counts, range_digest, stored_pairs, tool_results
+from .handoff_material import note_language, pair_token_counts, stored_pairs, tool_results
 # compaction.drift.services still reads this one through here (the drift checks' area).
 from .handoff_material import tool_results_between  # noqa: F401
 

@@ -12,7 +12,6 @@ from django.db.models import Case, F, OuterRef, Subquery, TextField, Value, When
 
 from conversations.models import Message, MessageRole, Pair
 
-from ..digest import digest_input, source_digest
 from ..handoff import note as notes
 from ..handoff.material import Material, ToolResult
 from ..models import CompactionJob, MessageTokens
@@ -27,16 +26,6 @@ def stored_pairs(conversation_id: int, lo: int, hi: int) -> dict[int, tuple[str,
             .values_list("index", "user_message__external_id", "user_message__content",
                          "assistant_message__external_id", "assistant_message__content"))
     return {index: (uid, utext, aid, atext) for index, uid, utext, aid, atext in rows}
-
-
-def range_digest(pairs: dict[int, tuple[str, str, str, str]], lo: int, hi: int) -> tuple[str, list[str]]:
-    """SPEC §5's digest over pairs ``[lo, hi]`` and their message ids; ``""``
-    when one of them is not paired any more."""
-    if any(i not in pairs for i in range(lo, hi + 1)):
-        return "", []
-    members = [(i, *pairs[i]) for i in range(lo, hi + 1)]
-    return (source_digest(digest_input(i, uid, utext, aid, atext) for i, uid, utext, aid, atext in members),
-            [x for _, uid, _, aid, _ in members for x in (uid, aid)])
 
 
 def _ok(text: str) -> bool | None:

@@ -93,6 +93,7 @@ def test_many_workers_claiming_the_chains_next_job_make_one_attempt():
 
 
 def _digest(conversation, lo, hi):
-    from compaction.bindings.handoff_material import range_digest, stored_pairs
+    from compaction.bindings.handoff_material import stored_pairs
+    from compaction.digest import range_digest
 
     return range_digest(stored_pairs(conversation.pk, lo, hi), lo, hi)[0]
