@@ -26,7 +26,7 @@ from conversations.models import Conversation, Message, MessageRevision, Pair, S
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from ..activity import activity_events
-from ..digest import digest_input, source_digest
+from ..digest import range_digest
 from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
 from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration,
                       verdict_stands)
@@ -350,16 +350,9 @@ def job_detail(*, job: CompactionJob) -> dict:
     current_ids: list[str] = []
     for p in pairs:
         current_ids += [p.user_message.external_id, p.assistant_message.external_id]
-    complete = len(pairs) == job.to_pair - job.from_pair + 1
-    current_digest = (
-        source_digest(
-            digest_input(p.index, p.user_message.external_id, p.user_message.content,
-                         p.assistant_message.external_id, p.assistant_message.content)
-            for p in pairs
-        )
-        if complete
-        else None
-    )
+    current_digest = range_digest({p.index: (p.user_message.external_id, p.user_message.content,
+                                             p.assistant_message.external_id, p.assistant_message.content)
+                                   for p in pairs}, job.from_pair, job.to_pair)[0] or None
     source_valid = current_digest == job.source_digest and current_ids == list(job.message_ids)
 
     changed: list[ChangedMessage] = []
