@@ -76,5 +76,6 @@ def test_a_range_digest_is_the_digest_of_its_pairs_with_their_ids_and_empty_when
     digest, ids = range_digest(stored, 1, 3)
     assert digest == source_digest(digest_input(i, *stored[i]) for i in range(1, 4))
     assert ids == ["u-1", "a-1", "u-2", "a-2", "u-3", "a-3"]
+    assert range_digest(stored, 3, 5) == ("", [])  # pair 5 was never paired
     del stored[2]
     assert range_digest(stored, 1, 3) == ("", [])
