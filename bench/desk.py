@@ -225,50 +225,38 @@ def ensure_reviews(url: str) -> None:
         print(f"reviewed the oldest {half} summaries in {time.perf_counter() - started:.0f}s")
 
 
-def measure_post(label: str, client, url: str, data: dict, n: int) -> None:
-    """Like ``measure`` for a POST that answers with a redirect."""
+def _timed(label: str, shown: str, request, expected: int, n: int) -> None:
+    """Send ``request()`` once to count its queries, then ``n`` times to time
+    it; print one line of figures against the 150 ms p95 target."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as ctx:
-        response = client.post(url, data)
-    assert response.status_code == 302, (url, response.status_code)
+        response = request()
+    assert response.status_code == expected, (shown, response.status_code)
     n_queries = len(ctx.captured_queries)
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        response = client.post(url, data)
+        response = request()
         times.append((time.perf_counter() - t) * 1000)
-        assert response.status_code == 302
+        assert response.status_code == expected
     times.sort()
     p50 = statistics.median(times)
     p95 = times[int(0.95 * len(times)) - 1]
     verdict = "OK" if p95 < 150 else "OVER 150 ms"
-    print(f"{label:<34} {'POST ' + url:<40} queries={n_queries:<3} p50={p50:7.1f} ms  p95={p95:7.1f} ms  "
+    print(f"{label:<34} {shown:<40} queries={n_queries:<3} p50={p50:7.1f} ms  p95={p95:7.1f} ms  "
           f"max={times[-1]:7.1f} ms  [{verdict}]")
+
+
+def measure_post(label: str, client, url: str, data: dict, n: int) -> None:
+    """Like ``measure`` for a POST that answers with a redirect."""
+    _timed(label, "POST " + url, lambda: client.post(url, data), 302, n)
 
 
 def measure(label: str, client, url: str, n: int, *, htmx: bool = False) -> None:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     headers = {"HX-Request": "true"} if htmx else {}
-    with CaptureQueriesContext(connection) as ctx:
-        response = client.get(url, headers=headers)
-    assert response.status_code == 200, (url, response.status_code)
-    n_queries = len(ctx.captured_queries)
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        response = client.get(url, headers=headers)
-        times.append((time.perf_counter() - t) * 1000)
-        assert response.status_code == 200
-    times.sort()
-    p50 = statistics.median(times)
-    p95 = times[int(0.95 * len(times)) - 1]
-    verdict = "OK" if p95 < 150 else "OVER 150 ms"
-    print(f"{label:<34} {url:<40} queries={n_queries:<3} p50={p50:7.1f} ms  p95={p95:7.1f} ms  "
-          f"max={times[-1]:7.1f} ms  [{verdict}]")
+    _timed(label, url, lambda: client.get(url, headers=headers), 200, n)
 
 
 def main() -> None:

@@ -27,3 +27,14 @@ def digest_input(index: int, user_id: str, user_text: str, assistant_id: str, as
 def source_digest(pairs: Iterable[Mapping]) -> str:
     payload = json.dumps(list(pairs), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def range_digest(pairs: Mapping[int, tuple[str, str, str, str]], lo: int, hi: int) -> tuple[str, list[str]]:
+    """The digest over pairs ``[lo, hi]`` of ``pairs`` (index -> user id,
+    user text, assistant id, assistant text, as stored) and their message
+    ids; ``""`` and no ids when one of them is not paired any more."""
+    if any(i not in pairs for i in range(lo, hi + 1)):
+        return "", []
+    members = [(i, *pairs[i]) for i in range(lo, hi + 1)]
+    return (source_digest(digest_input(i, uid, utext, aid, atext) for i, uid, utext, aid, atext in members),
+            [x for _, uid, _, aid, _ in members for x in (uid, aid)])

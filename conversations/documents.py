@@ -29,7 +29,11 @@ MESSAGE_STATUSES = frozenset(MessageStatus.values)
 MAX_SCOPE = 100
 MAX_ID = 200
 MAX_TITLE = 500
-# What a tool call of an assistant message holds (SPEC §3); anything else is refused.
+# What a document, a run, a message and a tool call of an assistant message
+# hold (SPEC §3); anything else is refused.
+DOCUMENT_KEYS = frozenset({"scope", "id", "title", "metadata", "runs", "messages"})
+RUN_KEYS = frozenset({"id", "status", "created_at"})
+MESSAGE_KEYS = frozenset({"id", "run_id", "role", "content", "status", "created_at", "tool_calls", "tool_call_id"})
 TOOL_CALL_KEYS = frozenset({"id", "name", "arguments"})
 
 
@@ -183,14 +187,61 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
-          allow_blank: bool = False, max_bytes: int | None = None, what: str = "content") -> str | None:
+def _object(errors: _Errors, path: str, value: Any, keys: frozenset[str]) -> bool:
+    """Whether ``value`` is an object; every key of it outside ``keys`` is
+    refused as an unknown field (SPEC §3: nothing is silently dropped)."""
+    if not isinstance(value, dict):
+        errors.add(path, f"must be an object, got {type(value).__name__}")
+        return False
+    for key in value:
+        if key not in keys:
+            errors.add((path, ".", key), "unknown field")
+    return True
+
+
+def _list(errors: _Errors, path: str | tuple[str, ...], value: Any) -> bool:
+    if not isinstance(value, list):
+        errors.add(path, f"must be a list, got {type(value).__name__}")
+        return False
+    return True
+
+
+def _choice(errors: _Errors, path: tuple[str, ...], value: Any, allowed: frozenset[str], what: str, *,
+            required: bool = False) -> bool:
+    """Whether ``value`` is one of ``allowed`` (a run status, a role...);
+    a missing required one is refused as such."""
+    if value is None and required:
+        errors.add(path, "this field is required")
+        return False
+    if not isinstance(value, str) or value not in allowed:
+        errors.add(path, f"unknown {what} {value!r}; expected one of {sorted(allowed)}")
+        return False
+    return True
+
+
+def _unique(errors: _Errors, path: tuple[str, ...], value: str | None, seen: set[str], what: str) -> None:
+    """An id given twice in one document is refused at its second place."""
+    if value is not None:
+        if value in seen:
+            errors.add(path, f"duplicate {what} id {value!r}")
+        seen.add(value)
+
+
+def _not_given(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, kind: str) -> None:
+    """A string field that is not a string: a missing one is refused when it
+    is required, one of another JSON type always. (Called only then: the
+    check itself stays inline, since every field of every message makes it.)"""
     if value is None:
         if required:
             errors.add(path, "this field is required")
-        return None
+        return
+    errors.add(path, f"must be {kind}, got {type(value).__name__}")
+
+
+def _text(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool, max_chars: int | None = None,
+          allow_blank: bool = False, max_bytes: int | None = None, what: str = "content") -> str | None:
     if not isinstance(value, str):
-        errors.add(path, f"must be a string, got {type(value).__name__}")
+        _not_given(errors, path, value, required=required, kind="a string")
         return None
     if "\x00" in value:
         errors.add(path, "must not contain NUL characters")
@@ -228,12 +279,8 @@ def _check_json_text(errors: _Errors, path: str, value: Any) -> None:
 
 
 def _timestamp(errors: _Errors, path: str | tuple[str, ...], value: Any, *, required: bool) -> datetime | None:
-    if value is None:
-        if required:
-            errors.add(path, "this field is required")
-        return None
     if not isinstance(value, str):
-        errors.add(path, f"must be an ISO 8601 timestamp string, got {type(value).__name__}")
+        _not_given(errors, path, value, required=required, kind="an ISO 8601 timestamp string")
         return None
     try:
         parsed = parse_datetime(value)
@@ -259,9 +306,8 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
     errors = _Errors()
     if not isinstance(data, dict):
         raise DocumentInvalid({"document": [f"must be a JSON object, got {type(data).__name__}"]})
-    known = {"scope", "id", "title", "metadata", "runs", "messages"}
     for key in data:
-        if key not in known:
+        if key not in DOCUMENT_KEYS:
             errors.add(key, "unknown field")
 
     scope = _text(errors, "scope", data.get("scope"), required=True, max_chars=MAX_SCOPE)
@@ -283,12 +329,10 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
                 errors.add("metadata", f"metadata is {size} bytes as JSON; the limit is {limit} bytes")
 
     runs_raw = data.get("runs", [])
-    if not isinstance(runs_raw, list):
-        errors.add("runs", f"must be a list, got {type(runs_raw).__name__}")
+    if not _list(errors, "runs", runs_raw):
         runs_raw = []
     messages_raw = data.get("messages", [])
-    if not isinstance(messages_raw, list):
-        errors.add("messages", f"must be a list, got {type(messages_raw).__name__}")
+    if not _list(errors, "messages", messages_raw):
         messages_raw = []
     max_messages = settings.INGEST_MAX_MESSAGES
     if len(messages_raw) > max_messages:
@@ -296,94 +340,61 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
             {"messages": [f"document has {len(messages_raw)} messages; the limit is {max_messages}"]}
         )
 
+    runs = _runs(errors, runs_raw)
+    messages = _messages(errors, messages_raw)
+    if errors:
+        raise DocumentInvalid(errors.found)
+    return Document(
+        scope=scope,
+        id=conv_id,
+        title=title,
+        metadata=metadata,
+        runs=tuple(runs),
+        messages=tuple(messages),
+        size_bytes=size_bytes,
+    )
+
+
+def _runs(errors: _Errors, runs_raw: list) -> list[RunDoc]:
     runs: list[RunDoc] = []
     run_ids: set[str] = set()
     for i, raw in enumerate(runs_raw):
         path = f"runs[{i}]"
-        if not isinstance(raw, dict):
-            errors.add(path, f"must be an object, got {type(raw).__name__}")
+        if not _object(errors, path, raw, RUN_KEYS):
             continue
-        for key in raw:
-            if key not in {"id", "status", "created_at"}:
-                errors.add(f"{path}.{key}", "unknown field")
         run_id = _text(errors, (path, ".id"), raw.get("id"), required=True, max_chars=MAX_ID)
         status = raw.get("status")
-        if status is None:
-            errors.add(f"{path}.status", "this field is required")
-        elif not isinstance(status, str) or status not in RUN_STATUSES:
-            errors.add(f"{path}.status", f"unknown run status {status!r}; expected one of {sorted(RUN_STATUSES)}")
+        if not _choice(errors, (path, ".status"), status, RUN_STATUSES, "run status", required=True):
             status = None
         created_at = _timestamp(errors, (path, ".created_at"), raw.get("created_at"), required=False)
-        if run_id is not None:
-            if run_id in run_ids:
-                errors.add(f"{path}.id", f"duplicate run id {run_id!r}")
-            run_ids.add(run_id)
+        _unique(errors, (path, ".id"), run_id, run_ids, "run")
         if run_id is not None and status is not None:
             runs.append(RunDoc(id=run_id, status=status, created_at=created_at))
+    return runs
 
+
+def _messages(errors: _Errors, messages_raw: list) -> list[MessageDoc]:
     content_limit = settings.INGEST_MAX_CONTENT_BYTES
     arguments_limit = settings.INGEST_MAX_TOOL_ARGUMENTS_BYTES
     messages: list[MessageDoc] = []
     message_ids: set[str] = set()
-    allowed_message_keys = {"id", "run_id", "role", "content", "status", "created_at", "tool_calls", "tool_call_id"}
     for i, raw in enumerate(messages_raw):
         path = f"messages[{i}]"
-        if not isinstance(raw, dict):
-            errors.add(path, f"must be an object, got {type(raw).__name__}")
+        if not _object(errors, path, raw, MESSAGE_KEYS):
             continue
-        for key in raw:
-            if key not in allowed_message_keys:
-                errors.add(f"{path}.{key}", "unknown field")
         before = len(errors.found)
         message_id = _text(errors, (path, ".id"), raw.get("id"), required=True, max_chars=MAX_ID)
-        if message_id is not None:
-            if message_id in message_ids:
-                errors.add(f"{path}.id", f"duplicate message id {message_id!r}")
-            message_ids.add(message_id)
+        _unique(errors, (path, ".id"), message_id, message_ids, "message")
         run_id = _text(errors, (path, ".run_id"), raw.get("run_id"), required=False, max_chars=MAX_ID)
         role = raw.get("role")
-        if role is None:
-            errors.add(f"{path}.role", "this field is required")
-        elif not isinstance(role, str) or role not in MESSAGE_ROLES:
-            errors.add(f"{path}.role", f"unknown role {role!r}; expected one of {sorted(MESSAGE_ROLES)}")
+        _choice(errors, (path, ".role"), role, MESSAGE_ROLES, "role", required=True)
         status = raw.get("status", "completed")
-        if not isinstance(status, str) or status not in MESSAGE_STATUSES:
-            errors.add(f"{path}.status", f"unknown message status {status!r}; expected one of {sorted(MESSAGE_STATUSES)}")
+        _choice(errors, (path, ".status"), status, MESSAGE_STATUSES, "message status")
         content = _text(errors, (path, ".content"), raw.get("content", ""), required=True, allow_blank=True,
                         max_bytes=content_limit)
         created_at = _timestamp(errors, (path, ".created_at"), raw.get("created_at"), required=True)
-
-        tool_calls = None
         raw_calls = raw.get("tool_calls")
-        if raw_calls is not None:
-            if not isinstance(raw_calls, list):
-                errors.add(f"{path}.tool_calls", f"must be a list, got {type(raw_calls).__name__}")
-            elif role != "assistant" and raw_calls:
-                errors.add(f"{path}.tool_calls", "only assistant messages may carry tool calls")
-            else:
-                calls = []
-                for j, call in enumerate(raw_calls):
-                    cpath = f"{path}.tool_calls[{j}]"
-                    if not isinstance(call, dict):
-                        errors.add(cpath, f"must be an object, got {type(call).__name__}")
-                        continue
-                    for key in call:
-                        if key not in TOOL_CALL_KEYS:
-                            errors.add(f"{cpath}.{key}", "unknown field")
-                    cid = _text(errors, (cpath, ".id"), call.get("id"), required=True, max_chars=MAX_ID)
-                    name = _text(errors, (cpath, ".name"), call.get("name"), required=True, max_chars=MAX_ID)
-                    args = call.get("arguments", "")
-                    if isinstance(args, (dict, list)):
-                        try:
-                            args = json.dumps(args, ensure_ascii=False, sort_keys=True)
-                        except (RecursionError, ValueError):
-                            errors.add(f"{cpath}.arguments", "is nested too deeply")
-                            continue
-                    args = _text(errors, (cpath, ".arguments"), args, required=False, allow_blank=True,
-                                 max_bytes=arguments_limit, what="arguments")
-                    if cid is not None and name is not None:
-                        calls.append(ToolCallDoc(id=cid, name=name, arguments=args or ""))
-                tool_calls = tuple(calls) if calls else None
+        tool_calls = None if raw_calls is None else _tool_calls(errors, path, raw_calls, role, arguments_limit)
         tool_call_id = raw.get("tool_call_id")
         if role == "tool":
             tool_call_id = _text(errors, (path, ".tool_call_id"), tool_call_id, required=True, max_chars=MAX_ID)
@@ -402,15 +413,33 @@ def validate_document(data: Any, *, size_bytes: int = 0) -> Document:
                     tool_call_id=tool_call_id or "",
                 )
             )
+    return messages
 
-    if errors:
-        raise DocumentInvalid(errors.found)
-    return Document(
-        scope=scope,
-        id=conv_id,
-        title=title,
-        metadata=metadata,
-        runs=tuple(runs),
-        messages=tuple(messages),
-        size_bytes=size_bytes,
-    )
+
+def _tool_calls(errors: _Errors, path: str, raw_calls: Any, role: Any,
+                arguments_limit: int) -> tuple[ToolCallDoc, ...] | None:
+    """An assistant message's tool calls (SPEC §3); ``None`` when it has none."""
+    if not _list(errors, (path, ".tool_calls"), raw_calls):
+        return None
+    if role != "assistant" and raw_calls:
+        errors.add((path, ".tool_calls"), "only assistant messages may carry tool calls")
+        return None
+    calls = []
+    for j, call in enumerate(raw_calls):
+        cpath = f"{path}.tool_calls[{j}]"
+        if not _object(errors, cpath, call, TOOL_CALL_KEYS):
+            continue
+        cid = _text(errors, (cpath, ".id"), call.get("id"), required=True, max_chars=MAX_ID)
+        name = _text(errors, (cpath, ".name"), call.get("name"), required=True, max_chars=MAX_ID)
+        args = call.get("arguments", "")
+        if isinstance(args, (dict, list)):
+            try:
+                args = json.dumps(args, ensure_ascii=False, sort_keys=True)
+            except (RecursionError, ValueError):
+                errors.add((cpath, ".arguments"), "is nested too deeply")
+                continue
+        args = _text(errors, (cpath, ".arguments"), args, required=False, allow_blank=True,
+                     max_bytes=arguments_limit, what="arguments")
+        if cid is not None and name is not None:
+            calls.append(ToolCallDoc(id=cid, name=name, arguments=args or ""))
+    return tuple(calls) if calls else None

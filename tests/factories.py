@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
+from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from conversations.models import ScopeGrant
@@ -60,6 +61,16 @@ def make_user(username: str, *, role: str | None = None, scopes: tuple[str, ...]
     for scope in scopes:
         ScopeGrant.objects.create(user=user, scope=scope)
     return user
+
+
+def admin_client():
+    """A test client signed in as a superuser (the admin site), and that user."""
+    user = make_user("root", staff=True, scopes=())
+    user.is_superuser = True
+    user.save()
+    client = Client()
+    client.force_login(user)
+    return client, user
 
 
 def token_for(user: User) -> str:

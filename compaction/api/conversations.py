@@ -111,12 +111,6 @@ class PairSerializer(serializers.Serializer):
         return {"id": pair.assistant_message.external_id, "text": pair.assistant_message.content}
 
 
-class PairPagination(CheckedPagePagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
 # A conversation's rows by page number; a subclass names its rows, their
 # pagination and their serializer. (A comment: the schema would show a
 # docstring as each endpoint's description.)
@@ -136,8 +130,13 @@ class _ConversationRowsApi(StrictQueryMixin, APIView):
         return paginator.get_paginated_response(self.rows_serializer(page, many=True).data)
 
 
-def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
-    """An endpoint listing ``rows(conversation=...)`` of one conversation."""
+def _rows_api(name: str, *, operation_id: str, page_size: int, max_page_size: int, serializer, rows):
+    """An endpoint listing ``rows(conversation=...)`` of one conversation,
+    ``page_size`` rows a page by default, at most ``max_page_size``."""
+    pagination = type(name.removesuffix("Api") + "Pagination", (CheckedPagePagination,), {
+        "page_size": page_size, "page_size_query_param": "page_size", "max_page_size": max_page_size,
+        "__module__": __name__,
+    })
     view = type(name, (_ConversationRowsApi,), {
         "rows_pagination": pagination, "rows_serializer": serializer,
         "rows": lambda self, conversation: rows(conversation=conversation), "__module__": __name__,
@@ -147,18 +146,12 @@ def _rows_api(name: str, *, operation_id: str, pagination, serializer, rows):
         responses={200: _page_of(serializer, counted=True), 400: ErrorSerializer, 404: ErrorSerializer}))(view)
 
 
-ConversationPairsApi = _rows_api("ConversationPairsApi", operation_id="list_pairs", pagination=PairPagination,
+ConversationPairsApi = _rows_api("ConversationPairsApi", operation_id="list_pairs", page_size=50, max_page_size=200,
                                  serializer=PairSerializer, rows=selectors.conversation_pairs)
 
 
-class SegmentPagination(CheckedPagePagination):
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
-
-
 ConversationSegmentsApi = _rows_api("ConversationSegmentsApi", operation_id="list_segments",
-                                    pagination=SegmentPagination, serializer=SegmentSerializer,
+                                    page_size=100, max_page_size=1000, serializer=SegmentSerializer,
                                     rows=selectors.conversation_segments)
 
 
@@ -232,14 +225,8 @@ class GenerationSerializer(serializers.Serializer):
         return DriftFindingSerializer(generation.drift_findings.all(), many=True).data
 
 
-class GenerationPagination(CheckedPagePagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
 ConversationGenerationsApi = _rows_api("ConversationGenerationsApi", operation_id="list_generations",
-                                       pagination=GenerationPagination, serializer=GenerationSerializer,
+                                       page_size=50, max_page_size=200, serializer=GenerationSerializer,
                                        rows=conversation_generations)
 
 

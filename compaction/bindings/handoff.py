@@ -63,31 +63,33 @@ parent again, which is the old job's binding: that job is revived.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import replace
 
 from django.db import connection, transaction
-from django.db.models import Case, Exists, F, OuterRef, Subquery, TextField, Value, When
+from django.db.models import Exists, F, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from conversations.models import Conversation, Message, MessageRole, Pair
+from conversations.models import Conversation
 
 from .. import providers
 from ..contract import MALFORMED_NOTE, ContractResult, check
-from ..digest import digest_input, source_digest
+from ..digest import range_digest
 from ..engine.attempts import state_when_revived
 from ..handoff import note as notes
 from ..handoff import prompt
-from ..handoff.material import Material, MaterialPair, ToolResult
+from ..handoff.material import Material, MaterialPair
 from ..handoff.trigger import ROUND_CAP, PlannedBatch, plan_pass
-from ..models import CompactionJob, HandoffCheck, HandoffPlan, JobState, MessageTokens, PromptVersion, SummaryGeneration
+from ..models import CompactionJob, HandoffCheck, HandoffPlan, JobState, PromptVersion, SummaryGeneration
 from ..models.handoff import TRIGGER_CHAIN, TRIGGER_PLAN
 from ..policies import rolling_scopes, scope_policy_get
 from ..providers.base import SummaryRequest
 from ..tokens import count_tokens
 from .base import PairRangeBinding
+from .handoff_material import note_language, pair_token_counts, stored_pairs, tool_results
+# compaction.drift.services still reads this one through here (the drift checks' area).
+from .handoff_material import tool_results_between  # noqa: F401
 
 HANDOFF_KIND = "handoff"
 
@@ -102,7 +104,6 @@ OPEN_JOB = "open_job"  # the tip already has an open child job
 NOT_ROLLING = "not_rolling"
 # What binding a batch found (``handoff_job_bind``).
 NEW, REVIVED, EXISTS = "new", "revived", "exists"
-_IN_CHUNK = 500  # ids per IN list (SQLite's variable limit)
 
 
 def note_digest(text: str) -> str:
@@ -286,7 +287,7 @@ def handoff_generations():
     return SummaryGeneration.objects.filter(kind=HANDOFF_KIND)
 
 
-# --- reads ------------------------------------------------------------------------
+# --- reads (the material's own: handoff_material) -------------------------------
 
 def chain_tip(conversation_id: int) -> SummaryGeneration | None:
     """The chain's tip: the newest hand-off generation whose chain is intact
@@ -294,113 +295,6 @@ def chain_tip(conversation_id: int) -> SummaryGeneration | None:
     return (handoff_generations().filter(conversation_id=conversation_id, job__source_changed_at__isnull=True)
             .annotate(note_tokens=F("job__handoff__note_tokens"))
             .order_by("-number").only("id", "number", "job_id", "to_pair", "text").first())
-
-
-def stored_pairs(conversation_id: int, lo: int, hi: int) -> dict[int, tuple[str, str, str, str]]:
-    """Pairs ``[lo, hi]`` as stored: index -> (user id, user text, assistant id, assistant text)."""
-    rows = (Pair.objects.filter(conversation_id=conversation_id, index__gte=lo, index__lte=hi)
-            .values_list("index", "user_message__external_id", "user_message__content",
-                         "assistant_message__external_id", "assistant_message__content"))
-    return {index: (uid, utext, aid, atext) for index, uid, utext, aid, atext in rows}
-
-
-def range_digest(pairs: dict[int, tuple[str, str, str, str]], lo: int, hi: int) -> tuple[str, list[str]]:
-    """SPEC §5's digest over pairs ``[lo, hi]`` and their message ids; ``""``
-    when one of them is not paired any more."""
-    if any(i not in pairs for i in range(lo, hi + 1)):
-        return "", []
-    members = [(i, *pairs[i]) for i in range(lo, hi + 1)]
-    return (source_digest(digest_input(i, uid, utext, aid, atext) for i, uid, utext, aid, atext in members),
-            [x for _, uid, _, aid, _ in members for x in (uid, aid)])
-
-
-def _ok(text: str) -> bool | None:
-    """What a tool result says of itself: its JSON's ``ok`` / ``success``
-    flag, else nothing (the builder then reads its words)."""
-    try:
-        payload = json.loads(text)
-    except (TypeError, ValueError):
-        return None
-    if isinstance(payload, dict):
-        for key in ("ok", "success"):
-            if isinstance(payload.get(key), bool):
-                return payload[key]
-    return None
-
-
-def tool_results(job: CompactionJob) -> list[ToolResult]:
-    """The tool results of the material's runs, each with the call it
-    answers: not material, but what the builder confirms a done line with
-    (and the drift checks tell a tool's words from the user's by)."""
-    return tool_results_between(job.conversation_id, job.from_pair, job.to_pair)
-
-
-def tool_results_between(conversation_id: int, lo: int, hi: int) -> list[ToolResult]:
-    """The tool results of the runs of pairs ``[lo, hi]`` (``tool_results``)."""
-    runs = dict(Pair.objects.filter(conversation_id=conversation_id, index__gte=lo,
-                                    index__lte=hi).values_list("run_id", "index"))
-    if not runs:
-        return []
-    calls: dict[str, tuple[str, str]] = {}
-    results = []
-    in_range = Pair.objects.filter(conversation_id=conversation_id, index__gte=lo, index__lte=hi).values("run_id")
-    # Only a tool message's content is read: an answer's calls name the tool, its text is not needed here.
-    # (A run belongs to one conversation: its messages are found by run alone, on the run index.)
-    for run_id, role, external_id, content, tool_calls, call_id in (
-        Message.objects.filter(run_id__in=Subquery(in_range), role__in=(MessageRole.ASSISTANT, MessageRole.TOOL))
-        .annotate(result=Case(When(role=MessageRole.TOOL, then=F("content")), default=Value(""),
-                              output_field=TextField()))
-        .order_by("sequence").values_list("run_id", "role", "external_id", "result", "tool_calls", "tool_call_id")
-    ):
-        if role == MessageRole.ASSISTANT:
-            for call in tool_calls or ():
-                if isinstance(call, dict) and call.get("id"):
-                    calls[call["id"]] = (str(call.get("name") or ""), str(call.get("arguments") or ""))
-            continue
-        name, arguments = calls.get(call_id, ("", ""))
-        results.append(ToolResult(pair_index=runs[run_id], message_id=external_id, call_id=call_id, tool=name,
-                                  arguments=arguments, text=content, ok=_ok(content)))
-    return results
-
-
-def note_language(parent_note: str | None, material: Material) -> str:
-    """The note's language: the parent's (a chain keeps one language), else
-    the material's — Chinese when its CJK characters are at least a quarter
-    of its Latin letters (``note.detect_language``)."""
-    if parent_note:
-        try:
-            return notes.parse(parent_note).language
-        except notes.MalformedNote:
-            pass
-    return notes.detect_language([t for p in material.pairs for t in (p.user_text, p.assistant_text)])
-
-
-def pair_token_counts(conversation_id: int, first: int) -> list[int]:
-    """Tokens of every pair from ``first`` on (user text plus answer, as the
-    next run would carry them raw; ``trigger.pair_token_count``). Each
-    message is counted once per revision and kept (``MessageTokens``): one
-    read gives the pairs with the counts kept for their messages' current
-    revisions, and only messages without one are read and counted."""
-    def kept(message: str):
-        return Subquery(MessageTokens.objects.filter(
-            message_id=OuterRef(f"{message}_message_id"),
-            revision=OuterRef(f"{message}_message__revision_count")).values("tokens")[:1])
-
-    rows = list(Pair.objects.filter(conversation_id=conversation_id, index__gte=first).order_by("index")
-                .annotate(user_tokens=kept("user"), assistant_tokens=kept("assistant"))
-                .values_list("user_message_id", "user_tokens", "assistant_message_id", "assistant_tokens"))
-    tokens = {m: t for u, ut, a, at in rows for m, t in ((u, ut), (a, at)) if t is not None}
-    missing = list(dict.fromkeys(m for u, ut, a, at in rows for m, t in ((u, ut), (a, at)) if t is None))
-    if missing:
-        counted = []
-        for start in range(0, len(missing), _IN_CHUNK):
-            for pk, content, revision in Message.objects.filter(pk__in=missing[start:start + _IN_CHUNK]).values_list(
-                    "pk", "content", "revision_count"):
-                tokens[pk] = count_tokens(content)
-                counted.append(MessageTokens(message_id=pk, revision=revision, tokens=tokens[pk]))
-        MessageTokens.objects.bulk_create(counted, update_conflicts=True, unique_fields=["message"],
-                                          update_fields=["revision", "tokens"], batch_size=_IN_CHUNK)
-    return [tokens[u] + tokens[a] for u, _, a, _ in rows]
 
 
 def _note_tokens(tip: SummaryGeneration | None) -> int:

@@ -8,29 +8,30 @@ simply absent, so pages answer 404, never "forbidden", for it.
 Query counts are bounded by design, independent of how much data exists:
 lists use keyset pagination (fetch one row more than a page, never
 ``COUNT(*)``), and per-row figures come from one aggregated query over the
-rows on the page.
+rows on the page. The review queue's reads are ``review_queue``'s, a
+rolling conversation's chain ``chain``'s, the assembly inspector's
+``inspector``'s.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
-from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
 from ..activity import activity_events
-from ..digest import digest_input, source_digest
+from ..digest import range_digest
 from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
 from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration,
                       verdict_stands)
 from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
-from .presenters import STATE_ORDER, diff_rows
+from .presenters import STATE_ORDER
 from .segment import answer_pieces, kept_by_message, source_anchor, summary_pieces, word_diff
 
 QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
@@ -349,16 +350,9 @@ def job_detail(*, job: CompactionJob) -> dict:
     current_ids: list[str] = []
     for p in pairs:
         current_ids += [p.user_message.external_id, p.assistant_message.external_id]
-    complete = len(pairs) == job.to_pair - job.from_pair + 1
-    current_digest = (
-        source_digest(
-            digest_input(p.index, p.user_message.external_id, p.user_message.content,
-                         p.assistant_message.external_id, p.assistant_message.content)
-            for p in pairs
-        )
-        if complete
-        else None
-    )
+    current_digest = range_digest({p.index: (p.user_message.external_id, p.user_message.content,
+                                             p.assistant_message.external_id, p.assistant_message.content)
+                                   for p in pairs}, job.from_pair, job.to_pair)[0] or None
     source_valid = current_digest == job.source_digest and current_ids == list(job.message_ids)
 
     changed: list[ChangedMessage] = []
@@ -580,205 +574,3 @@ def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", c
     if since:
         qs = qs.filter(created_at__gte=_day_start_utc(since))
     return ACTIVITY.page(qs, cursor=cursor, size=page_size)
-
-
-# --- a rolling conversation's hand-off chain (SPEC §7) ------------------------------
-
-@dataclass
-class ChainGeneration:
-    generation: SummaryGeneration
-    job: CompactionJob
-    parent_number: int | None
-    valid: bool
-    broke_here: bool  # its own material changed: the chain broke at this generation
-    break_number: int | None  # the generation where the chain broke, when it did at or above this one
-    break_pair: int | None
-    diff: list  # [(css class, line)] from the parent's note
-    chars: int
-    findings: list = field(default_factory=list)  # DriftFinding rows, each with ``links``, ``title``...
-    drift_checked: bool = False
-    drift_counts: dict = field(default_factory=dict)  # kind -> count, in KIND order
-    note_lines: list = field(default_factory=list)  # [(number, text, [findings on it])]
-    grew_without_new_matters: bool = False
-    whole_note_findings: list = field(default_factory=list)  # findings about no one line
-
-
-def rolling_chain(*, conversation: Conversation) -> dict:
-    """Everything the chain view draws (``_chain.html``): every hand-off
-    generation in the order written, with its job (state, attempts), its
-    parent, whether it is valid, where its chain broke, its diff from its
-    parent; the chain's jobs that wrote nothing (yet); the trigger's last
-    decision. A fixed number of queries."""
-    from ..bindings.handoff import HANDOFF_KIND
-    from ..models import HandoffCheck, HandoffPlan
-
-    generations = list(
-        SummaryGeneration.objects.filter(conversation=conversation, kind=HANDOFF_KIND)
-        .select_related("prompt_version", "job").order_by("number")
-    )
-    jobs = list(
-        CompactionJob.objects.filter(conversation=conversation, kind=HANDOFF_KIND)
-        .select_related("prompt_version").only(*JOB_ROW_FIELDS, "parent_generation_id", "model_id").order_by("id")
-    )
-    plans = {p.job_id: p for p in HandoffPlan.objects.filter(job_id__in=[j.pk for j in jobs])}
-    by_id = {g.pk: g for g in generations}
-    rows = []
-    for gen in generations:
-        plan = plans.get(gen.job_id)
-        parent = by_id.get(gen.parent_id)
-        broken = plan.break_generation_id if plan else None
-        valid = gen.job.source_changed_at is None and (plan is None or plan.current_digest == gen.source_digest)
-        rows.append(ChainGeneration(
-            generation=gen, job=gen.job, parent_number=parent.number if parent else None, valid=valid,
-            broke_here=broken == gen.pk, break_number=by_id[broken].number if broken in by_id else None,
-            break_pair=plan.break_pair if plan else None,
-            diff=diff_rows(parent.text if parent else "", gen.text), chars=len(gen.text)))
-    _chain_drift(conversation, rows)
-    written = {g.job_id for g in generations}
-    numbers = {g.pk: g.number for g in generations}
-    waiting = [j for j in jobs if j.pk not in written]
-    for job in waiting:
-        job.parent_number = numbers.get(job.parent_generation_id)
-        job.plan = plans.get(job.pk)
-    return {
-        "chain": rows,
-        "chain_jobs": waiting,
-        "chain_check": HandoffCheck.objects.filter(conversation=conversation).select_related("parent").first(),
-        "chain_valid": sum(1 for r in rows if r.valid),
-    }
-
-
-@dataclass
-class ProvingMessage:
-    """A message a finding cites, and where the desk shows it."""
-
-    id: str
-    role: str  # user, assistant, tool
-    pair_index: int | None
-    url: str | None  # the job page of the generation whose material holds it, at the message
-    excerpt: str
-
-
-def _chain_drift(conversation: Conversation, rows: list[ChainGeneration]) -> None:
-    """Each generation's drift findings (SPEC §8) on its rows: highlighted
-    on their note lines, counted by kind, in plain words, with links to the
-    messages that prove them (the job page of the generation whose material
-    holds each). Three queries whatever the chain's length."""
-    from django.urls import reverse
-
-    from ..drift import words
-    from ..drift.findings import CODES
-    from ..models import DriftFinding, DriftReport
-
-    if not rows:
-        return
-    ids = [r.generation.pk for r in rows]
-    checked = set(DriftReport.objects.filter(generation_id__in=ids).values_list("generation_id", flat=True))
-    by_generation: dict[int, list] = {}
-    for f in DriftFinding.objects.filter(generation_id__in=ids).order_by("generation_id", "position"):
-        by_generation.setdefault(f.generation_id, []).append(f)
-    cited = {m for found in by_generation.values() for f in found for m in f.message_ids}
-    messages = {}
-    if cited:
-        found = list(Message.objects.filter(conversation=conversation, external_id__in=cited)
-                     .values_list("external_id", "role", "run_id", "content"))
-        pair_of_run = dict(Pair.objects.filter(
-            conversation=conversation, run_id__in={run for _, _, run, _ in found}).values_list("run_id", "index"))
-        for external_id, role, run_id, content in found:
-            index = pair_of_run.get(run_id)
-            job = next((r.job.pk for r in rows if index is not None
-                        and r.generation.from_pair <= index <= r.generation.to_pair), None)
-            # The source card on the job page (a tool result: its pair's user message).
-            anchor = source_anchor(index, "assistant" if role == "assistant" else "user") if index is not None else ""
-            url = f"{reverse('desk-job', args=[job])}#{anchor}" if job is not None and anchor else None
-            text = " ".join(content.split())
-            messages[external_id] = ProvingMessage(external_id, role, index, url,
-                                                   text if len(text) <= 140 else text[:139] + "…")
-    kinds = list(dict.fromkeys(CODES.values()))
-    for r in rows:
-        findings = by_generation.get(r.generation.pk, [])
-        for f in findings:
-            f.kind_title = words.kind_title(f.kind)
-            f.code_title = words.code_title(f.code)
-            f.explanation = words.code_explanation(f.code)
-            f.links = [messages.get(m) or ProvingMessage(m, "", None, None, "") for m in f.message_ids]
-        r.findings = findings
-        r.drift_checked = r.generation.pk in checked
-        r.drift_counts = {k: n for k in kinds if (n := sum(1 for f in findings if f.kind == k))}
-        r.grew_without_new_matters = any(f.code == words.GROWTH_WITHOUT_NEW_MATTERS for f in findings)
-        on_line: dict[int, list] = {}
-        for f in findings:
-            if f.line is not None:
-                on_line.setdefault(f.line, []).append(f)
-        r.whole_note_findings = [f for f in findings if f.line is None]
-        r.note_lines = [(n, text, on_line.get(n, [])) for n, text in enumerate(r.generation.text.splitlines(), 1)]
-
-
-# --- the assembly inspector (SPEC §9, §11) -----------------------------------------
-
-@dataclass
-class InspectedRun:
-    run: object  # conversations.models.Run
-    messages: int
-    tool_calls: int
-
-
-def assembly_runs(*, conversation: Conversation) -> list[InspectedRun]:
-    """The conversation's runs in the order their messages came, with how many
-    messages and tool calls each holds: the inspector's run menu. One query."""
-    from conversations.models import Run
-
-    rows = (Run.objects.filter(conversation=conversation)
-            .annotate(n_messages=Count("messages"),
-                      n_calls=Count("messages", filter=Q(messages__role="assistant", messages__tool_calls__isnull=False)),
-                      first_at=Min("messages__created_at"), first_seq=Min("messages__sequence"))
-            .order_by("first_at", "first_seq", "id"))
-    return [InspectedRun(run=r, messages=r.n_messages, tool_calls=r.n_calls) for r in rows]
-
-
-def stored_message_to_openai(message: Message) -> dict:
-    """A stored message (SPEC §3) as a Chat Completions message: tool calls as
-    ``tool_calls`` entries (arguments as JSON text), results as ``role: tool``."""
-    out: dict = {"role": message.role}
-    if message.role == "tool":
-        out["tool_call_id"] = message.tool_call_id
-        out["content"] = message.content
-        return out
-    calls = message.tool_calls if isinstance(message.tool_calls, list) else []
-    if calls and message.role == "assistant":
-        out["content"] = message.content if message.content.strip() else None
-        out["tool_calls"] = []
-        for call in calls:
-            arguments = call.get("arguments") if isinstance(call, dict) else None
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False,
-                                       separators=(",", ":"))
-            out["tool_calls"].append({"id": str(call.get("id", "")) if isinstance(call, dict) else "",
-                                      "type": "function",
-                                      "function": {"name": str(call.get("name", "")) if isinstance(call, dict) else "",
-                                                   "arguments": arguments}})
-        return out
-    out["content"] = message.content
-    return out
-
-
-def assembly_input(*, conversation: Conversation, run, limit: int) -> tuple[list[dict], list[Message], bool]:
-    """What the next request after ``run`` would carry: every stored message of
-    the conversation up to the run's last one (system messages of no run,
-    earlier runs, the run itself), oldest first, as Chat Completions
-    messages — with the rows they came from, and whether the oldest were
-    left out to stay within ``limit`` messages."""
-    last = (Message.objects.filter(conversation=conversation, run=run)
-            .order_by("-created_at", "-sequence", "-id").values_list("created_at", "sequence", "id").first())
-    if last is None:
-        return [], [], False
-    at, sequence, pk = last
-    before = (Q(created_at__lt=at) | Q(created_at=at, sequence__lt=sequence)
-              | Q(created_at=at, sequence=sequence, id__lte=pk))
-    rows = list(Message.objects.filter(before, conversation=conversation)
-                .only("id", "external_id", "role", "content", "tool_calls", "tool_call_id", "run_id", "created_at",
-                      "sequence", "status")
-                .order_by("-created_at", "-sequence", "-id")[:limit + 1])
-    cut = len(rows) > limit
-    rows = rows[:limit][::-1]
-    return [stored_message_to_openai(m) for m in rows], rows, cut

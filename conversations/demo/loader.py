@@ -18,7 +18,8 @@ from django.db import transaction
 
 from conversations.documents import validate_document
 from conversations.models import Message
-from conversations.services.ingest import IngestResult, conversation_ingest
+from conversations.services.ingest import conversation_ingest
+from conversations.services.written import IngestResult
 
 from . import AFTER_COMPACTION, TAIL, demo_conversations
 from .builder import Built

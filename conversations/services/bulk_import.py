@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, connection, connections, transaction
 
 from ..documents import DocumentInvalid, parse_document_bytes
-from .ingest import IngestResult, check_new_document, conversation_ingest, conversations_ingest_new, \
-    stored_conversation_keys
+from .ingest import conversation_ingest
+from .ingest_new import check_new_document, conversations_ingest_new, stored_conversation_keys
+from .written import IngestResult
 
 logger = logging.getLogger(__name__)
 

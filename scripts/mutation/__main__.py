@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -24,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.mutation.equivalent import EQUIVALENT  # noqa: E402
 from scripts.mutation.modules import MODULES  # noqa: E402
+from scripts.mutation.workdir import REPOSITORY, fresh_copy  # noqa: E402
 
 WORK = ROOT / "var" / "mutants"
-COPY = ["compaction", "conversations", "templates", "static", "manage.py", "tests"]
 MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "type check", -11: "segfault",
@@ -39,16 +38,7 @@ def _toml_list(items) -> str:
 
 def _workdir(module: str, spec: dict) -> Path:
     work = _work(module)
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, work / name, ignore=ignore)
-        else:
-            shutil.copy2(src, work / name)
+    fresh_copy(work)
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     pytest_args = ["-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnraisableExceptionWarning"]
     if spec.get("db"):
@@ -56,7 +46,7 @@ def _workdir(module: str, spec: dict) -> Path:
     pyproject += f"""
 [tool.mutmut]
 source_paths = {_toml_list([module])}
-also_copy = {_toml_list(COPY)}
+also_copy = {_toml_list(REPOSITORY)}
 pytest_add_cli_args_test_selection = {_toml_list(spec["tests"])}
 pytest_add_cli_args = {_toml_list(pytest_args)}
 use_setproctitle = false

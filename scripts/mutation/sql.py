@@ -13,15 +13,14 @@ exactly once is an error (the code moved: update the mutant), never a pass.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from scripts.mutation.workdir import REPOSITORY, ROOT, fresh_copy
+
 WORK = ROOT / "var" / "mutants" / "sql"
-COPY = ["compaction", "conversations", "templates", "static", "manage.py", "tests", "pyproject.toml"]
+COPY = (*REPOSITORY, "pyproject.toml")
 
 CLAIM_TESTS = ["tests/compaction/engine/test_claim_statement.py", "tests/compaction/engine/test_claim.py"]
 FINISH_TESTS = ["tests/compaction/engine/test_finish.py", "tests/compaction/engine/test_finish_conditions.py"]
@@ -152,19 +151,6 @@ MUTANTS = [
 ]
 
 
-def _fresh_copy() -> None:
-    if WORK.exists():
-        shutil.rmtree(WORK)
-    WORK.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, WORK / name, ignore=ignore)
-        else:
-            shutil.copy2(src, WORK / name)
-
-
 def _pytest(tests, env) -> int:
     args = [str(ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
             "--reuse-db", *tests]
@@ -174,7 +160,7 @@ def _pytest(tests, env) -> int:
 
 def run(*, show_diffs: bool = False) -> dict:
     started = time.monotonic()
-    _fresh_copy()
+    fresh_copy(WORK, COPY)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     results: dict[str, str] = {}
     tests = sorted({t for mutant in MUTANTS for t in mutant.tests})

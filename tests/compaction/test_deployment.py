@@ -145,15 +145,22 @@ def test_api_docs_load_only_our_own_static_files(client, url):
 
 # --- every API error is JSON -----------------------------------------------------------
 
-@pytest.mark.django_db
-def test_an_unexpected_error_under_the_api_is_a_json_500_in_the_error_shape(monkeypatch):
-    from conversations import selectors
+def _client_after_a_bug_in(monkeypatch, module, name: str) -> Client:
+    """``module.name`` made to raise, as a bug would; a client that gets the
+    500 answer instead of the exception."""
 
     def broken(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(selectors, "conversations_visible", broken)
-    client = Client(raise_request_exception=False)
+    monkeypatch.setattr(module, name, broken)
+    return Client(raise_request_exception=False)
+
+
+@pytest.mark.django_db
+def test_an_unexpected_error_under_the_api_is_a_json_500_in_the_error_shape(monkeypatch):
+    from conversations import selectors
+
+    client = _client_after_a_bug_in(monkeypatch, selectors, "conversations_visible")
     user = make_user("api-500", role="integrator")
     response = client.get("/api/v1/conversations/", HTTP_AUTHORIZATION=f"Token {token_for(user)}")
     assert response.status_code == 500
@@ -165,11 +172,7 @@ def test_an_unexpected_error_under_the_api_is_a_json_500_in_the_error_shape(monk
 def test_an_unexpected_error_on_a_desk_page_stays_an_html_page(monkeypatch):
     from compaction.desk import selectors
 
-    def broken(**kwargs):
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(selectors, "conversation_list", broken)
-    client = Client(raise_request_exception=False)
+    client = _client_after_a_bug_in(monkeypatch, selectors, "conversation_list")
     client.force_login(make_user("desk-500", staff=True))
     response = client.get("/")
     assert response.status_code == 500 and response["Content-Type"].startswith("text/html")

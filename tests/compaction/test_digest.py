@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compaction.digest import digest_input, source_digest
+from compaction.digest import digest_input, range_digest, source_digest
 
 VECTOR = Path(__file__).resolve().parents[1] / "vectors" / "source-digest.json"
 SHARED_VECTOR = Path(__file__).resolve().parents[3] / "shared" / "vectors" / "source-digest.json"
@@ -69,3 +69,13 @@ def test_digest_input_is_the_spec_shape():
 @pytest.mark.skipif(not SHARED_VECTOR.exists(), reason="../shared/vectors is not present (the copy above is tested)")
 def test_the_vector_in_tests_is_the_shared_one():
     assert _vector() == json.loads(SHARED_VECTOR.read_text(encoding="utf-8"))
+
+
+def test_a_range_digest_is_the_digest_of_its_pairs_with_their_ids_and_empty_when_one_is_missing():
+    stored = {i: (f"u-{i}", f"question {i}", f"a-{i}", f"answer {i}") for i in range(5)}
+    digest, ids = range_digest(stored, 1, 3)
+    assert digest == source_digest(digest_input(i, *stored[i]) for i in range(1, 4))
+    assert ids == ["u-1", "a-1", "u-2", "a-2", "u-3", "a-3"]
+    assert range_digest(stored, 3, 5) == ("", [])  # pair 5 was never paired
+    del stored[2]
+    assert range_digest(stored, 1, 3) == ("", [])

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 
 from compaction.actions import ActionRefused, AuditAction, do_scope_policy_set
 from compaction.handoff.trigger import DEFAULT_THRESHOLDS, RollingThresholds
 from compaction.models import AuditEvent, HandoffCheck, PromptVersion, ScopePolicy
 from compaction.policies import is_rolling, rolling_scopes, thresholds_for
-from tests.factories import make_user, run_command
+from tests.factories import admin_client, run_command
 
 pytestmark = pytest.mark.django_db
 
@@ -108,15 +107,6 @@ def test_the_action_requires_a_reason_and_names_unknown_thresholds():
     with pytest.raises(ActionRefused) as refused:
         do_scope_policy_set(scope="acme", actor="t", reason="r", recent_turn=3)
     assert refused.value.message.startswith("recent_turn:")
-
-
-def admin_client():
-    user = make_user("root", staff=True, scopes=())
-    user.is_superuser = True
-    user.save()
-    client = Client()
-    client.force_login(user)
-    return client, user
 
 
 def admin_form(**changes):

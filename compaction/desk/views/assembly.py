@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET
 
 from ... import roles
 from ...context.assembly import AssemblyError, DeterministicLoopSummariser, default_counter, inspect_assembly
-from .. import presenters, selectors
+from .. import inspector, presenters
 from ..forms import AssemblyInspectForm
 from .common import role_required
 from .conversation import _conversation_or_404
@@ -39,7 +39,7 @@ def _default_run(runs):
 @role_required(roles.can_use_desk)
 def conversation_assembly(request, conversation_id: int):
     conversation = _conversation_or_404(request, conversation_id)
-    runs = selectors.assembly_runs(conversation=conversation)
+    runs = inspector.assembly_runs(conversation=conversation)
     form = AssemblyInspectForm(request.GET or None, runs=runs)
     context = {"conversation": conversation, "form": form, "runs": runs, "run": None, "inspection": None,
                "inspection_error": None, "cut": False, "budget": None}
@@ -61,7 +61,7 @@ def conversation_assembly(request, conversation_id: int):
         form = AssemblyInspectForm(initial={"run": run.external_id, "recent_tool_rings": 3}, runs=runs)
         context["form"] = form
     if run is not None:
-        messages, rows, cut = selectors.assembly_input(conversation=conversation, run=run,
+        messages, rows, cut = inspector.assembly_input(conversation=conversation, run=run,
                                                        limit=settings.CONTEXT_ASSEMBLE_MAX_MESSAGES)
         config = {"model_input_limit": budget or UNLIMITED, "output_reserve_tokens": 0, "safety_margin_tokens": 0,
                   "recent_tool_rings": options["recent_tool_rings"], "summarize": options["summarize"],

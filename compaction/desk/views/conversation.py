@@ -18,6 +18,7 @@ from ...policies import is_rolling
 from ...context.budget import DEFAULT_BUDGET_BYTES, ProjectionInvalid
 from ...context.packing import DEFAULT_PREFER, PREFERENCES
 from .. import presenters, selectors
+from ..chain import rolling_chain
 from ..forms import ReasonForm
 from .common import role_required
 
@@ -79,7 +80,7 @@ def _conversation_page(request, conversation, *, rerun_form=None, preview=None, 
     chain = {}
     if rolling or any(g.kind == HANDOFF_KIND for g in detail["generations"]) or detail["has_handoff_jobs"]:
         # A rolling conversation's generation chain (SPEC §7): its own partial.
-        chain = selectors.rolling_chain(conversation=conversation)
+        chain = rolling_chain(conversation=conversation)
         chain["chain_chart"] = presenters.note_length_chart(chain["chain"])
     context = {
         "conversation": conversation,

@@ -11,21 +11,14 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from compaction.bindings.handoff import HANDOFF_KIND
-from compaction.digest import digest_input, source_digest
+from compaction.digest import range_digest
 from compaction.models import CompactionJob, HandoffPlan
 from conversations.models import Conversation, Pair, Segment
 
 
 def _range_digest(pairs, start: int, end: int) -> tuple[str, list[str]] | None:
-    members = pairs[start:end + 1]
-    if len(members) != end - start + 1:
-        return None
-    digest = source_digest(
-        digest_input(p.index, p.user_message.external_id, p.user_message.content,
-                     p.assistant_message.external_id, p.assistant_message.content)
-        for p in members
-    )
-    return digest, [x for p in members for x in (p.user_message.external_id, p.assistant_message.external_id)]
+    digest, ids = range_digest(pairs, start, end)
+    return (digest, ids) if digest else None
 
 
 def _recomputed_digests(pairs) -> dict[tuple[int, int], tuple[str, list[str]]]:
@@ -42,8 +35,9 @@ class Command(BaseCommand):
             segments = list(Segment.objects.filter(conversation=conversation))
             if not jobs and not segments:
                 continue
-            pairs = list(Pair.objects.filter(conversation=conversation).order_by("index")
-                         .select_related("user_message", "assistant_message"))
+            pairs = {index: (uid, utext, aid, atext) for index, uid, utext, aid, atext in Pair.objects.filter(
+                conversation=conversation).values_list("index", "user_message__external_id", "user_message__content",
+                                                       "assistant_message__external_id", "assistant_message__content")}
             now = _recomputed_digests(pairs)
             plans = dict(HandoffPlan.objects.filter(job__conversation=conversation).values_list("job_id",
                                                                                               "current_digest"))

@@ -15,6 +15,7 @@ from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, 
 from compaction.bindings.segments import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
+from tests.compaction.bindings.rolling import ingest as ingest_document, rolling_document, three_note_chain
 from tests.factories import conversation_document, make_user, token_for
 
 
@@ -113,3 +114,16 @@ def history(users):
     (pending,) = conversation_plan(conversation=other)
     return {"conv": conv, "other": other, "done": done, "failed": failed, "pending": pending,
             "generation": generation}
+
+
+def rolling_world() -> dict:
+    """A chain of three hand-off notes in scope ``default``
+    (``three_note_chain``), a segment conversation in scope ``other`` with
+    its first job succeeded, and an operator of both scopes."""
+    conversation, generations = three_note_chain()
+    segments = ingest_document(rolling_document(34, scope="other", external_id="seg-1"))
+    (segment_job, *_) = conversation_plan(conversation=segments)
+    succeed(segment_job)
+    user = make_user("olga", role="operator", scopes=("default", "other"))
+    return {"conversation": conversation, "generations": generations, "segments": segments,
+            "segment_job": segment_job, "client": client_for(user)}

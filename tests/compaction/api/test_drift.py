@@ -12,28 +12,18 @@ import json
 import pytest
 
 from compaction.audit import CSV_COLUMNS
-from compaction.bindings.segments import conversation_plan
 from compaction.models import DriftFinding
-from tests.compaction.api.conftest import client_for, succeed
-from tests.compaction.bindings.rolling import ScriptedHandoffModel, ingest, rolling_document, rolling_scope, run_chain
-from tests.factories import make_user
+from tests.compaction.api.conftest import rolling_world
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def world(db):
-    rolling_scope(scope="default", recent_turns=4, min_new_token_count=0, max_compaction_batch_messages=20)
-    conversation = ingest(rolling_document(34, scope="default"))
-    generations = run_chain(conversation, provider=ScriptedHandoffModel())
-    segments = ingest(rolling_document(34, scope="other", external_id="seg-1"))
-    (segment_job, *_) = conversation_plan(conversation=segments)
-    succeed(segment_job)
+    world = rolling_world()
     # The third note's findings are taken away: a rolling job without findings.
-    DriftFinding.objects.filter(generation=generations[2]).delete()
-    user = make_user("olga", role="operator", scopes=("default", "other"))
-    return {"conversation": conversation, "generations": generations, "segment_job": segment_job,
-            "client": client_for(user)}
+    DriftFinding.objects.filter(generation=world["generations"][2]).delete()
+    return world
 
 
 def _expected(generation):

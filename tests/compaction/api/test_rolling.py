@@ -12,11 +12,9 @@ import json
 import pytest
 
 from compaction.audit import CSV_COLUMNS
-from compaction.bindings.segments import conversation_plan
 from compaction.models import DriftFinding
-from tests.compaction.api.conftest import client_for, succeed
-from tests.compaction.bindings.rolling import (ScriptedHandoffModel, edit_message, ingest, rolling_document,
-                                               rolling_scope, run_chain)
+from tests.compaction.api.conftest import client_for, rolling_world
+from tests.compaction.bindings.rolling import edit_message
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -26,15 +24,7 @@ NEW_KEYS = ["kind", "parent_generation", "parent_digest", "chain_break", "drift"
 
 @pytest.fixture
 def world(db):
-    rolling_scope(scope="default", recent_turns=4, min_new_token_count=0, max_compaction_batch_messages=20)
-    conversation = ingest(rolling_document(34, scope="default"))
-    generations = run_chain(conversation, provider=ScriptedHandoffModel())
-    segments = ingest(rolling_document(34, scope="other", external_id="seg-1"))
-    (segment_job, *_) = conversation_plan(conversation=segments)
-    succeed(segment_job)
-    user = make_user("olga", role="operator", scopes=("default", "other"))
-    return {"conversation": conversation, "generations": generations, "segments": segments,
-            "segment_job": segment_job, "client": client_for(user)}
+    return rolling_world()
 
 
 def test_generations_are_listed_per_conversation_with_their_parent_links(world):

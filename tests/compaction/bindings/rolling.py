@@ -7,11 +7,11 @@ the binding's ``after_generation``)."""
 from __future__ import annotations
 
 from compaction.actions import do_scope_policy_set
-from compaction.bindings.handoff import HANDOFF, HANDOFF_KIND, handoff_plan
+from compaction.bindings.handoff import HANDOFF, HANDOFF_KIND, handoff_plan, note_digest
 from compaction.contract import ProviderResult
 from compaction.engine.run import job_run
 from compaction.handoff import note as notes
-from compaction.models import CompactionJob, JobState, Policy, SummaryGeneration
+from compaction.models import CompactionJob, HandoffPlan, JobState, Policy, SummaryGeneration
 from compaction.providers.base import Provider
 from compaction.providers.handoff_extractive import HANDOFF_EXTRACTIVE_MODEL_ID
 from conversations.documents import validate_document
@@ -115,3 +115,26 @@ def run_chain(conversation, *, provider=None, limit: int = 100) -> list[SummaryG
 
 def handoff_jobs(conversation):
     return CompactionJob.objects.filter(conversation=conversation, kind=HANDOFF_KIND).order_by("pk")
+
+
+def three_note_chain(scope: str = "default"):
+    """A rolling conversation of 34 pairs in ``scope`` (a note every 20
+    messages, the newest 4 turns kept raw) and the chain of three notes the
+    engine writes over it: ``(conversation, generations)``."""
+    rolling_scope(scope=scope, recent_turns=4, min_new_token_count=0, max_compaction_batch_messages=20)
+    conversation = ingest(rolling_document(34, scope=scope))
+    return conversation, run_chain(conversation, provider=ScriptedHandoffModel())
+
+
+def handoff_child(conversation, *, parent, from_pair: int, to_pair: int, message_ids: list, source_digest: str,
+                  model_id: str = "other-model", parent_digest: str | None = None) -> CompactionJob:
+    """A hand-off job written by hand, not planned: a child of ``parent``
+    (bound to its note's digest unless ``parent_digest`` says otherwise)
+    over ``from_pair … to_pair``, with the plan row a planned one has."""
+    job = CompactionJob.objects.create(
+        kind=HANDOFF_KIND, scope=conversation.scope, conversation=conversation, from_pair=from_pair, to_pair=to_pair,
+        message_ids=message_ids, source_digest=source_digest, model_id=model_id,
+        prompt_version=parent.prompt_version, parent_generation=parent,
+        parent_digest=note_digest(parent.text) if parent_digest is None else parent_digest)
+    HandoffPlan.objects.create(job=job, reason="tokens", current_digest=job.source_digest)
+    return job

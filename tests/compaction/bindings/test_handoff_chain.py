@@ -9,7 +9,7 @@ import hashlib
 
 import pytest
 
-from compaction.bindings.handoff import HANDOFF, HANDOFF_KIND, handoff_plan, note_digest
+from compaction.bindings.handoff import HANDOFF, HANDOFF_KIND, handoff_plan
 from compaction.context.projection import conversation_projection
 from compaction.contract import MALFORMED_NOTE
 from compaction.engine.claim import job_claim
@@ -17,8 +17,9 @@ from compaction.engine.run import job_run
 from compaction.handoff import note as notes
 from compaction.models import Attempt, CompactionJob, HandoffPlan, JobState, SummaryGeneration
 from compaction.providers.handoff_extractive import HandoffInput
-from tests.compaction.bindings.rolling import (ScriptedHandoffModel, answer_text, edit_message, handoff_jobs, ingest,
-                                               rolling_document, rolling_scope, run_chain, scripted_note, user_text)
+from tests.compaction.bindings.rolling import (ScriptedHandoffModel, answer_text, edit_message, handoff_child,
+                                               handoff_jobs, ingest, rolling_document, rolling_scope, run_chain,
+                                               scripted_note, user_text)
 
 pytestmark = pytest.mark.django_db
 
@@ -157,11 +158,8 @@ def test_a_job_whose_parent_is_not_the_newest_generation_cannot_be_claimed(chain
     conversation, model, generations = chain
     g3, g4 = generations[2], generations[3]
     # A second child of generation 3 (as if planned twice): its parent is no longer the tip.
-    late = CompactionJob.objects.create(
-        kind=HANDOFF_KIND, scope=conversation.scope, conversation=conversation, from_pair=30, to_pair=39,
-        message_ids=g4.message_ids, source_digest=g4.source_digest, model_id="other-model",
-        prompt_version=g4.prompt_version, parent_generation=g3, parent_digest=note_digest(g3.text))
-    HandoffPlan.objects.create(job=late, reason="tokens", current_digest=g4.source_digest)
+    late = handoff_child(conversation, parent=g3, from_pair=30, to_pair=39, message_ids=g4.message_ids,
+                         source_digest=g4.source_digest)
     claim = job_claim(job=late, worker="w", model_id="other-model")
     assert (claim.attempt, claim.refused) == (None, "source_changed")
     late.refresh_from_db()
@@ -189,21 +187,17 @@ def test_a_first_generation_cannot_be_claimed_once_the_chain_has_one(chain):
 def test_a_binding_of_the_wrong_shape_is_refused_before_and_inside_the_claim(chain, monkeypatch, change, problem):
     conversation, model, generations = chain
     tip = generations[-1]
-    fields = dict(kind=HANDOFF_KIND, scope=conversation.scope, conversation=conversation, from_pair=40, to_pair=44,
-                  source_digest="d" * 64, model_id="other-model", prompt_version=tip.prompt_version,
-                  parent_generation=tip, parent_digest=note_digest(tip.text))
-    fields.update(change)
-    fields["message_ids"] = [f"x-{i}" for i in range(2 * max(0, fields["to_pair"] - fields["from_pair"] + 1))]
-    job = CompactionJob.objects.create(**fields)
-    HandoffPlan.objects.create(job=job, reason="tokens", current_digest=job.source_digest)
+    fields = {"from_pair": 40, "to_pair": 44, **change}
+    message_ids = [f"x-{i}" for i in range(2 * max(0, fields["to_pair"] - fields["from_pair"] + 1))]
+    job = handoff_child(conversation, parent=tip, message_ids=message_ids, source_digest="d" * 64, **fields)
     assert problem in HANDOFF.shape_problem(job)
     assert job_claim(job=job, worker="w", model_id=job.model_id).refused == "invalid_binding"
     if "parent_digest" in change:
         return  # checked in Python only: SQLite has no SHA-256, and the parent's text never changes
     # Everything else of the claim holds (the parent is the tip, the digest current): the
     # statement alone must refuse the shape.
-    other = CompactionJob.objects.create(**{**fields, "model_id": "third-model"})
-    HandoffPlan.objects.create(job=other, reason="tokens", current_digest=other.source_digest)
+    other = handoff_child(conversation, parent=tip, message_ids=message_ids, source_digest="d" * 64,
+                          model_id="third-model", **fields)
     assert CompactionJob.objects.filter(pk=other.pk).filter(HANDOFF.current()).exists()
     monkeypatch.setattr(HANDOFF, "shape_problem", lambda job: "")
     assert job_claim(job=other, worker="w", model_id=other.model_id).attempt is None

@@ -9,12 +9,12 @@ import threading
 import pytest
 from django.db import connection
 
-from compaction.bindings.handoff import HANDOFF_KIND, handoff_plan, note_digest
+from compaction.bindings.handoff import handoff_plan
 from compaction.engine.claim import job_claim
 from compaction.engine.run import job_run
-from compaction.models import Attempt, CompactionJob, HandoffPlan, JobState, SummaryGeneration
-from tests.compaction.bindings.rolling import (ScriptedHandoffModel, ingest, rolling_document, rolling_scope,
-                                               run_chain)
+from compaction.models import Attempt, CompactionJob, JobState, SummaryGeneration
+from tests.compaction.bindings.rolling import (ScriptedHandoffModel, handoff_child, ingest, rolling_document,
+                                               rolling_scope, run_chain)
 from tests.compaction.conftest import live_db
 from tests.compaction.engine.test_claim_concurrency import run_threads
 
@@ -52,13 +52,10 @@ def test_two_workers_writing_children_of_one_parent_make_one_generation():
     # Two children of the tip over different material ends (their bindings differ).
     jobs = []
     for to_pair in (18, 19):
-        job = CompactionJob.objects.create(
-            kind=HANDOFF_KIND, scope=conversation.scope, conversation=conversation, from_pair=10, to_pair=to_pair,
+        jobs.append(handoff_child(
+            conversation, parent=parent, from_pair=10, to_pair=to_pair,
             message_ids=[x for i in range(10, to_pair + 1) for x in (f"u-{i}", f"a-{i}")],
-            source_digest=_digest(conversation, 10, to_pair), model_id=parent.model_id,
-            prompt_version=parent.prompt_version, parent_generation=parent, parent_digest=note_digest(parent.text))
-        HandoffPlan.objects.create(job=job, reason="tokens", current_digest=job.source_digest)
-        jobs.append(job)
+            source_digest=_digest(conversation, 10, to_pair), model_id=parent.model_id))
     gate = Gate(2)
     outcomes = run_threads(2, lambda i: job_run(job_id=jobs[i].pk, provider=gate, worker=f"w{i}"))
     assert sorted(o.status for o in outcomes) == ["stale", "succeeded"]
@@ -76,11 +73,8 @@ def test_many_workers_claiming_a_child_of_a_parent_that_is_no_longer_the_tip_all
     generations = run_chain(conversation, provider=ScriptedHandoffModel())
     assert len(generations) == 3
     first, second = generations[0], generations[1]
-    late = CompactionJob.objects.create(
-        kind=HANDOFF_KIND, scope=conversation.scope, conversation=conversation, from_pair=10, to_pair=19,
-        message_ids=second.message_ids, source_digest=second.source_digest, model_id="other-model",
-        prompt_version=second.prompt_version, parent_generation=first, parent_digest=note_digest(first.text))
-    HandoffPlan.objects.create(job=late, reason="tokens", current_digest=late.source_digest)
+    late = handoff_child(conversation, parent=first, from_pair=10, to_pair=19, message_ids=second.message_ids,
+                         source_digest=second.source_digest)
     claims = run_threads(8, lambda i: job_claim(job_id=late.pk, worker=f"w{i}", model_id="other-model"))
     assert all(c.attempt is None for c in claims)
     assert "source_changed" in {c.refused for c in claims}
@@ -99,6 +93,7 @@ def test_many_workers_claiming_the_chains_next_job_make_one_attempt():
 
 
 def _digest(conversation, lo, hi):
-    from compaction.bindings.handoff import range_digest, stored_pairs
+    from compaction.bindings.handoff_material import stored_pairs
+    from compaction.digest import range_digest
 
     return range_digest(stored_pairs(conversation.pk, lo, hi), lo, hi)[0]

@@ -198,13 +198,13 @@ def test_a_segment_scope_plans_no_hand_off_job_and_a_rolling_scope_no_segment_jo
 
 @pytest.mark.django_db
 def test_each_message_is_counted_once_however_often_the_trigger_is_asked(monkeypatch):
-    import compaction.bindings.handoff as handoff
+    import compaction.bindings.handoff_material as material
 
     conversation, _ = plan_over(20)
     kept = dict(MessageTokens.objects.filter(message__conversation=conversation).values_list("message_id", "tokens"))
     assert len(kept) == 40
     counted = []
-    monkeypatch.setattr(handoff, "count_tokens", lambda text: counted.append(text) or count_tokens(text))
+    monkeypatch.setattr(material, "count_tokens", lambda text: counted.append(text) or count_tokens(text))
     ingest(rolling_document(2, start=20))
     handoff_plan(conversation=conversation)
     handoff_plan(conversation=conversation)

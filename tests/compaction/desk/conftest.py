@@ -15,6 +15,7 @@ from compaction.models import Attempt, AttemptOutcome, CompactionJob, JobState, 
 from compaction.bindings.segments import conversation_plan
 from conversations.documents import validate_document
 from conversations.services.ingest import conversation_ingest
+from tests.compaction.bindings.rolling import three_note_chain
 from tests.factories import conversation_document, make_user
 
 XSS = '<script>alert("x")</script><img src=x onerror="alert(1)">'
@@ -121,3 +122,9 @@ def rerun_post(client, job, *, reason="provider hiccup, retry", confirm="on", ht
         data[f"{prefix}-confirm"] = confirm
     extra = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     return client.post(reverse(action, args=[job.pk]), data, **extra)
+
+
+@pytest.fixture
+def chain(db):
+    """A rolling conversation and its chain of three notes (``three_note_chain``)."""
+    return three_note_chain()

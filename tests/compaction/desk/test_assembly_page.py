@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 
 from compaction.context.assembly import validate_request
-from compaction.desk.selectors import assembly_input, assembly_runs
+from compaction.desk.inspector import assembly_input, assembly_runs
 from tests.compaction.desk.conftest import XSS, ingest
 from tests.factories import make_user, ts
 

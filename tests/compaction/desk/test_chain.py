@@ -22,14 +22,6 @@ from tests.factories import make_user
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def chain(db):
-    rolling_scope(scope="default", recent_turns=4, min_new_token_count=0, max_compaction_batch_messages=20)
-    conversation = ingest(rolling_document(34, scope="default"))
-    generations = run_chain(conversation, provider=ScriptedHandoffModel())
-    return conversation, generations
-
-
 def page(client, conversation, **params):
     return client.get(reverse("desk-conversation", args=[conversation.pk]), params)
 

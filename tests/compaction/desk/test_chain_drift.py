@@ -17,19 +17,11 @@ from compaction.desk.segment import source_anchor
 from compaction.drift import words
 from compaction.models import AuditEvent, DriftCode, DriftFinding, DriftReport, Review
 from conversations.models import Message, Pair
-from tests.compaction.bindings.rolling import ScriptedHandoffModel, ingest, rolling_document, rolling_scope, run_chain
+from tests.compaction.bindings.rolling import ingest, rolling_document
 from tests.compaction.desk.conftest import XSS
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def chain(db):
-    rolling_scope(scope="default", recent_turns=4, min_new_token_count=0, max_compaction_batch_messages=20)
-    conversation = ingest(rolling_document(34, scope="default"))
-    generations = run_chain(conversation, provider=ScriptedHandoffModel())
-    return conversation, generations
 
 
 def _page(client, conversation, **params):

@@ -278,7 +278,7 @@ def _varied_documents(scope):
 
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="the group write is PostgreSQL-only")
 def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_stores():
-    from conversations.services.ingest import conversations_ingest_new
+    from conversations.services.ingest_new import conversations_ingest_new
 
     for doc in _varied_documents("one-by-one"):
         ingest(doc)
@@ -297,7 +297,7 @@ def test_writing_new_conversations_as_a_group_stores_what_ingesting_each_one_sto
 def test_group_write_of_a_conversation_that_exists_after_all_writes_nothing():
     from django.db import IntegrityError
 
-    from conversations.services.ingest import conversations_ingest_new
+    from conversations.services.ingest_new import conversations_ingest_new
 
     ingest(conversation_document(2, external_id="taken"))
     docs = [validate_document(conversation_document(3, external_id="fresh")),
