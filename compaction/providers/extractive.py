@@ -14,7 +14,7 @@ from ..extraction import DEFAULT_MAX_CHARS, summarise
 from ..tokens import count_tokens
 from .base import Provider, SummaryRequest
 
-EXTRACTIVE_MODEL_ID = "extractive-v2"
+EXTRACTIVE_MODEL_ID = "extractive-v3"
 
 
 class ExtractiveProvider(Provider):
