@@ -88,7 +88,7 @@ _DECISION = re.compile(
 )
 _NEGATION = re.compile(
     r"\b(not|no|never|none|cannot|can't|don't|doesn't|didn't|won't|isn't|aren't|wasn't|without|unable)\b|"
-    r"[不没无未别勿非]",
+    r"不(?!错|客气|用谢)|没(?!关系)|[无未别勿]|非(?!常)",
     re.IGNORECASE,
 )
 
@@ -131,7 +131,7 @@ _NOT_NAMES = frozenset(
     "how when where my we a an and its it's i'm i'll i've great alright confirming confirm just here let found "
     "sorry have enjoy thank thanks anything also should shall see there's here's may could did are was were has had "
     "let's unfortunately then so now well oh hi hello bye goodbye welcome all any some nothing everything "
-    "good nice happy glad".split()
+    "good nice happy glad call try visit note check book".split()
 )
 
 
@@ -248,6 +248,7 @@ _WORD_SEP = re.compile(r"( )(?=(?:and|with|for|which|that|but|including) )")
 # What a Chinese clause opens with before the thing it states: "地址是在…",
 # "周边的景点有…", "推荐您去…" — what follows is the value.
 _CJK_LEAD_IN = re.compile(r"^(?:[\u4e00-\u9fff]{0,6}?(?:推荐|建议|选择|是|有|在|去|为|叫))+")
+_LIST_SEPARATORS = ("、", ",")
 _CJK_TRAILING = re.compile(r"[等吧呢啊哦呀了的]*[\W_]*$")
 VALUE_WEIGHT = 1.0  # a number, time, day, identifier or name
 PLAIN_WEIGHT = 0.5  # a decision, a negation, or what a Chinese clause states without a name or number
@@ -317,6 +318,13 @@ def clause_facts(clause: str) -> tuple[tuple[str, float], ...]:
     return tuple(facts)
 
 
+def list_item_facts(clause: str) -> tuple[tuple[str, float], ...]:
+    """A Chinese clause that continues a list of facts ("周边景点有清华大学,
+    北京大学等"): the item it names is a value, whatever it ends with."""
+    item = _CJK_TRAILING.sub("", clause).lower()
+    return ((item, VALUE_WEIGHT),) if len(_CJK_CHAR.findall(item)) >= 2 else ()
+
+
 def _units(answers: list[tuple[str, str]]) -> list[Unit]:
     """Every clause that carries something: not filler, not in a question back."""
     out = []
@@ -324,13 +332,15 @@ def _units(answers: list[tuple[str, str]]) -> list[Unit]:
         for s, sentence in enumerate(split_sentences(text)):
             if is_filler(sentence) or is_question_back(sentence):
                 continue
-            lead = ""
+            lead, listed = "", False
             for c, (clause, separator) in enumerate(split_clauses(sentence)):
                 core = clause.strip()
                 facts = clause_facts(core) if core and not is_filler(core) else ()
+                if not facts and listed and lead.strip() in _LIST_SEPARATORS:
+                    facts = list_item_facts(core)
                 if facts:
                     out.append(Unit(a, s, c, core, lead, separator, facts, sentence_score(core)))
-                lead = separator
+                lead, listed = separator, bool(facts)
     return out
 
 
