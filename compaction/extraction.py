@@ -33,8 +33,9 @@ unit, times, days and dates, identifiers, capitalised names, Chinese names
 of places and businesses), each worth 1; failing those, a decision or
 negation, or what a Chinese clause states after its opening words
 ("是高档型" states 高档型), worth ½. Clauses are taken one at a time, always
-the one that adds the most worth of facts not stated yet per character it
-adds (its label included), while the text fits: a short clause with a new
+the one that adds the most worth of facts not stated yet per byte it adds
+(its label included; the projection's budget is bytes, the 30% is
+characters), while the text fits: a short clause with a new
 phone number beats a long sentence repeating a name already kept, and the
 30% carries as many of the answers' facts as it can. Ties go to the
 higher ``sentence_score`` (numbers, dates, identifiers, decisions,
@@ -46,8 +47,9 @@ assistant message id: ``[m-1041] clause clause``. Labels are paid for out
 of the same 30%, so they are kept cheap: a line whose id has the same
 length as the previous line's id and shares at least its first three
 characters writes only the differing end after "…" (``[…43]`` after
-``[m-1041]`` is ``m-1043``); a line of Chinese needs no space after its
-label, and a full stop ending a line is left to the line break.
+``[m-1041]`` is ``m-1043``); the text follows its label without a space
+(the bracket ends it), and a full stop ending a line is left to the line
+break.
 ``labelled_lines`` reads every version back.
 """
 
@@ -101,7 +103,7 @@ _FILLER_WORDS = (
     r"al(?:l ?)?right|got it|great|perfect|understood|noted|i see|sounds good|i can (?:do|help with) that|"
     r"(?:my )?apologies|(?:i'?m |i am )?(?:so |very )?sorry|i apologi[sz]e|"
     r"(?:i'?m )?(?:glad|happy) to help|(?:good)?bye|see you(?: soon| later| again)?|take care|"
-    r"have a (?:nice|great|good|wonderful) (?:day|evening|trip|time)|enjoy(?: your \w+)?|"
+    r"(?:i )?(?:hope you )?(?:have|enjoy) a (?:nice|great|good|wonderful|marvelous|lovely) (?:day|evening|trip|time)|enjoy(?: your \w+)?|"
     r"你好|您好|嗨|早上好|下午好|晚上好|欢迎|谢谢(?:您|你)?|感谢(?:您|你)?|多谢|不客气|不用谢|没关系|"
     r"好的|好|嗯|行|可以|没问题|明白(?:了)?|知道了|收到|了解|当然|再见|拜拜|抱歉|对不起|不好意思|"
     r"祝(?:您|你)(?:旅途|用餐|生活)?愉快|很高兴为(?:您|你)服务|乐意效劳"
@@ -111,8 +113,8 @@ _ONLY_FILLER = re.compile(rf"(?:(?:{_FILLER_WORDS}){_FILLER_SEPARATOR})+", re.IG
 _LEADING_FILLER = re.compile(rf"(?:(?:{_FILLER_WORDS})\s*[,，、:：]\s*)+", re.IGNORECASE)
 _QUESTION_END = re.compile(r"[?？][\"'”’)）\s]*$")
 
-# A label is followed by a space, or (extractive-v3) directly by Chinese text.
-_LABEL = re.compile(r"\[(.+?)\](?: |(?=[\u4e00-\u9fff]))")
+# A label is followed by a space (extractive-v1, -v2) or directly by the text (-v3).
+_LABEL = re.compile(r"\[(.+?)\] ?")
 _ID_TOKEN = re.compile(r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*")
 
 # Values an assistant states: a number with its unit, a day or date, a
@@ -131,7 +133,7 @@ _NOT_NAMES = frozenset(
     "how when where my we a an and its it's i'm i'll i've great alright confirming confirm just here let found "
     "sorry have enjoy thank thanks anything also should shall see there's here's may could did are was were has had "
     "let's unfortunately then so now well oh hi hello bye goodbye welcome all any some nothing everything "
-    "good nice happy glad call try visit note check book".split()
+    "good nice happy glad call try visit note check book hope".split()
 )
 
 
@@ -203,14 +205,14 @@ def target_chars(answers: list[tuple[str, str]], *, max_chars: int = DEFAULT_MAX
 
 
 def label(message_id: str, previous: str | None) -> str:
-    """``[id] ``, or ``[…end] `` when ``id`` only changes the end of ``previous``."""
+    """``[id]``, or ``[…end]`` when ``id`` only changes the end of ``previous``."""
     if previous is not None and len(previous) == len(message_id) and previous != message_id:
         shared = 0
         while message_id[shared] == previous[shared]:
             shared += 1
         if shared >= MIN_SHARED_PREFIX:
-            return f"[…{message_id[shared:]}] "
-    return f"[{message_id}] "
+            return f"[…{message_id[shared:]}]"
+    return f"[{message_id}]"
 
 
 def labelled_lines(summary: str) -> list[tuple[str | None, str]]:
@@ -344,7 +346,7 @@ def _units(answers: list[tuple[str, str]]) -> list[Unit]:
     return out
 
 
-_LINE_END = re.compile(r"(?<=[^\s.])[。；]$|(?<=[a-z0-9]{2})\.$")
+_LINE_END = re.compile(r"(?<=[^\s.])[。；]$|(?<=[A-Za-z0-9]{2})\.$")
 _ASCII_EDGE = re.compile(r"[A-Za-z0-9]")
 
 
@@ -383,20 +385,19 @@ def render(answers: list[tuple[str, str]], chosen: list[Unit]) -> str:
                 out += " "
             out += u.text
         message_id = answers[a][0]
-        head = label(message_id, previous)
         # A full stop that ends a line says nothing the line break does not.
         out = _LINE_END.sub("", out) or out
-        # Chinese runs on without spaces: its label needs none either.
-        lines.append((head[:-1] if _CJK_CHAR.match(out) else head) + out)
+        lines.append(label(message_id, previous) + out)
         previous = message_id
     return "\n".join(lines)
 
 
 def _most_facts_per_character(answers: list[tuple[str, str]], units: list[Unit], target: int) -> list[Unit]:
     """Clauses taken one at a time, each the one that adds the most weight of
-    facts not stated yet per character it adds (label and separator
-    included), while the text still fits ``target``. A clause whose facts
-    are all stated already adds nothing and is never taken."""
+    facts not stated yet per UTF-8 byte it adds (label and separator
+    included: the projection's budget is counted in bytes, SPEC §6), while
+    the text still fits ``target`` characters. A clause whose facts are all
+    stated already adds nothing and is never taken."""
     chosen: list[Unit] = []
     text, length = "", 0
     pool = list(units)
@@ -408,10 +409,11 @@ def _most_facts_per_character(answers: list[tuple[str, str]], units: list[Unit],
             if not new:
                 continue  # and never will again: the text only grows
             keep.append(u)
-            added = len(render(answers, chosen + [u])) - length
+            trial = render(answers, chosen + [u])
+            added = len(trial) - length
             if length + added > target:
                 continue
-            key = (new / added, u.score, -len(u.text), -u.answer, -u.sentence, -u.clause)
+            key = (new / (len(trial.encode()) - len(text.encode())), u.score, -len(u.text), -u.answer, -u.sentence, -u.clause)
             if best_key is None or key > best_key:
                 best, best_key = u, key
         if best is None:
