@@ -59,6 +59,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from conversations.wording import value_pattern
+
 DEFAULT_MAX_CHARS = 1500
 SHARE_PERCENT = 30  # of the answers' characters
 MIN_SHARED_PREFIX = 3  # a shorter shared start saves nothing over "…"
@@ -347,20 +349,10 @@ def _units(answers: list[tuple[str, str]]) -> list[Unit]:
 
 
 _LINE_END = re.compile(r"(?<=[^\s.])[。；]$|(?<=[A-Za-z0-9]{2})\.$")
-_ASCII_EDGE = re.compile(r"[A-Za-z0-9]")
-
-
-@functools.lru_cache(maxsize=65536)
-def _fact_pattern(fact: str) -> re.Pattern:
-    head = r"(?<![A-Za-z0-9])" if _ASCII_EDGE.match(fact[0]) else ""
-    tail = r"(?![A-Za-z0-9])" if _ASCII_EDGE.match(fact[-1]) else ""
-    return re.compile(head + re.escape(fact) + tail, re.IGNORECASE)
-
-
 def is_stated(fact: str, text: str) -> bool:
     """Whether ``text`` already states ``fact`` (case-insensitive; a Latin
     or digit end must not run on into a word: "12" is not in "2012")."""
-    return bool(fact) and _fact_pattern(fact).search(text) is not None
+    return bool(fact) and value_pattern(fact).search(text) is not None
 
 
 def render(answers: list[tuple[str, str]], chosen: list[Unit]) -> str:

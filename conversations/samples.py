@@ -31,7 +31,6 @@ and re-ingesting them is a no-op.
 
 from __future__ import annotations
 
-import functools
 import gzip
 import json
 import re
@@ -40,6 +39,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
+
+from .wording import value_pattern
 
 CROSSWOZ_SCOPE = "crosswoz"
 TAU_BENCH_SCOPE = "tau-bench-airline"
@@ -276,25 +277,12 @@ class Sample:
     message_dialogues: dict[str, str] = field(default_factory=dict)
 
 
-_ASCII_WORD = re.compile(r"[A-Za-z0-9]")
-
-
-@functools.lru_cache(maxsize=65536)
-def _mention_pattern(value: str) -> re.Pattern:
-    # Case-insensitive; a value that begins or ends with a letter or digit
-    # must not run on into one ("12" is not in "2012", "AA" not in "AAA").
-    # Chinese needs no boundaries: its words are not separated.
-    head = r"(?<![A-Za-z0-9])" if _ASCII_WORD.match(value[0]) else ""
-    tail = r"(?![A-Za-z0-9])" if _ASCII_WORD.match(value[-1]) else ""
-    return re.compile(head + re.escape(value) + tail, re.IGNORECASE)
-
-
 def mentions(text: str, value: str) -> bool:
     """Whether ``text`` says ``value`` (the rule every fact here was kept by)."""
     value = value.strip()
     if len(value) < MIN_VALUE_CHARS:
         return False
-    return _mention_pattern(value).search(text) is not None
+    return value_pattern(value).search(text) is not None
 
 
 def _groups(dialogues: list[tuple[str, dict]], min_pairs: int, pair_count) -> list[list[tuple[str, dict]]]:
