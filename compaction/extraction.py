@@ -30,17 +30,18 @@ answer, adds nothing and is never taken.
 **What is kept first.** Each clause states facts (``clause_facts``): the
 values an assistant tells a user (``stated_values``: numbers with their
 unit, times, days and dates, identifiers, capitalised names, Chinese names
-of places and businesses), each worth 1; failing those, a decision or
-negation, or what a Chinese clause states after its opening words
-("是高档型" states 高档型), worth ½. Clauses are taken one at a time, always
-the one that adds the most worth of facts not stated yet per byte it adds
-(its label included; the projection's budget is bytes, the 30% is
-characters), while the text fits: a short clause with a new
-phone number beats a long sentence repeating a name already kept, and the
-30% carries as many of the answers' facts as it can. Ties go to the
-higher ``sentence_score`` (numbers, dates, identifiers, decisions,
-negations, names), then the shorter, then the earlier. Kept clauses are
-printed in their original order.
+of places and businesses, the items of a Chinese list), each worth 1 (a
+lone digit, "1 stop", ½); a decision or negation, worth ½ alone and ¼
+beside values; failing values, what a Chinese clause states after its
+opening words ("是高档型" states 高档型), worth ½. Clauses are taken one at a
+time, always the one that adds the most worth of facts not stated yet per
+byte it adds (its label included; the projection's budget is bytes, the
+30% is characters), while the text fits: a short clause with a new phone
+number beats a long sentence repeating a name already kept, and the 30%
+carries as many of the answers' facts as it can. Ties go to the higher
+``sentence_score`` (numbers, dates, identifiers, decisions, negations,
+names), then the shorter, then the earlier. Kept clauses are printed in
+their original order.
 
 **Labels.** One line per answer that kept anything, opening with its
 assistant message id: ``[m-1041] clause clause``. Labels are paid for out
@@ -256,6 +257,7 @@ _LIST_SEPARATORS = ("、", ",")
 _CJK_TRAILING = re.compile(r"[等吧呢啊哦呀了的]*[\W_]*$")
 VALUE_WEIGHT = 1.0  # a number, time, day, identifier or name
 PLAIN_WEIGHT = 0.5  # a decision, a negation, or what a Chinese clause states without a name or number
+_LONE_DIGIT = re.compile(r"\d")  # "1 stop", "0 layovers": a one-character value says little alone
 BONUS_WEIGHT = 0.25  # a decision or negation made about values the clause states
 
 
@@ -300,10 +302,11 @@ def _cjk_value(clause: str) -> str:
 def clause_facts(clause: str) -> tuple[tuple[str, float], ...]:
     """The facts keeping ``clause`` states, each with its weight: its values
     (``stated_values``; a Chinese name without its opening words), worth 1
-    each; a decision or negation it makes ("is not refundable", "没有餐馆"),
-    worth ½, or ¼ more beside values; and failing values, what a Chinese clause states after its
-    opening words ("是高档型" states 高档型), worth ½ — seldom the exact
-    value a later run needs, but what the answer said."""
+    each, a lone digit ½; a decision or negation it makes ("is not
+    refundable", "没有餐馆"), worth ½, or ¼ beside values; and failing
+    values, what a Chinese clause states after its opening words ("是高档型"
+    states 高档型), worth ½ — seldom the exact value a later run needs, but
+    what the answer said."""
     values = set()
     for value in stated_values(clause):
         if _CJK_CHAR.search(value):
@@ -311,7 +314,7 @@ def clause_facts(clause: str) -> tuple[tuple[str, float], ...]:
             if len(value) < 2:
                 continue
         values.add(value)
-    facts = [(v, VALUE_WEIGHT) for v in sorted(values)]
+    facts = [(v, PLAIN_WEIGHT if _LONE_DIGIT.fullmatch(v) else VALUE_WEIGHT) for v in sorted(values)]
     plain = clause.lower().rstrip("。！？；，、：.!?;,: ")
     if _DECISION.search(clause) or _NEGATION.search(clause):
         facts.append((plain, PLAIN_WEIGHT if not values else BONUS_WEIGHT))
@@ -355,33 +358,79 @@ def is_stated(fact: str, text: str) -> bool:
     return bool(fact) and value_pattern(fact).search(text) is not None
 
 
+def line_body(units: list[Unit]) -> str:
+    """One answer's kept clauses (in their order) as its line prints them,
+    label aside. Neighbouring clauses print with the separator that joined
+    them; a clause after a gap in its sentence with the separator it had
+    before it; a sentence after one left unfinished with a semicolon, so
+    that the line still reads as clauses and sentences of the answer. A
+    full stop that ends the line says nothing the line break does not."""
+    out = units[0].text
+    for before, u in zip(units, units[1:]):
+        if u.sentence == before.sentence:
+            out += before.separator if u.clause == before.clause + 1 else u.lead
+        elif before.separator:
+            out += "；" if _CJK_CHAR.search(before.text) else "; "
+        elif out[-1] not in _CJK_END:
+            out += " "
+        out += u.text
+    return _LINE_END.sub("", out) or out
+
+
+def _in_order(units: list[Unit]) -> list[Unit]:
+    return sorted(units, key=lambda u: (u.sentence, u.clause))
+
+
 def render(answers: list[tuple[str, str]], chosen: list[Unit]) -> str:
-    """The kept clauses in their original order, one labelled line per
-    answer. Neighbouring clauses print with the separator that joined them;
-    a clause after a gap in its sentence with the separator it had before
-    it; a sentence after one left unfinished with a semicolon, so that the
-    line still reads as clauses and sentences of the answer."""
+    """The kept clauses in their original order, one labelled line per answer."""
     by_answer: dict[int, list[Unit]] = {}
-    for u in sorted(chosen, key=lambda u: (u.answer, u.sentence, u.clause)):
+    for u in chosen:
         by_answer.setdefault(u.answer, []).append(u)
     lines, previous = [], None
     for a in sorted(by_answer):
-        units = by_answer[a]
-        out = units[0].text
-        for before, u in zip(units, units[1:]):
-            if u.sentence == before.sentence:
-                out += before.separator if u.clause == before.clause + 1 else u.lead
-            elif before.separator:
-                out += "；" if _CJK_CHAR.search(before.text) else "; "
-            elif out[-1] not in _CJK_END:
-                out += " "
-            out += u.text
         message_id = answers[a][0]
-        # A full stop that ends a line says nothing the line break does not.
-        out = _LINE_END.sub("", out) or out
-        lines.append(label(message_id, previous) + out)
+        lines.append(label(message_id, previous) + line_body(_in_order(by_answer[a])))
         previous = message_id
     return "\n".join(lines)
+
+
+class _Draft:
+    """The summary being built, by answer, with what adding a clause would
+    cost in characters and bytes — worked out on the one line it changes
+    (and the next line's label), not by printing the whole text again."""
+
+    def __init__(self, answers: list[tuple[str, str]]):
+        self.ids = [message_id for message_id, _ in answers]
+        self.lines: dict[int, list[Unit]] = {}
+        self.bodies: dict[int, str] = {}
+        self.chars = 0
+
+    def _neighbours(self, a: int) -> tuple[str | None, str | None]:
+        before = max((b for b in self.lines if b < a), default=None)
+        after = min((b for b in self.lines if b > a), default=None)
+        return (None if before is None else self.ids[before]), (None if after is None else self.ids[after])
+
+    def cost(self, u: Unit) -> tuple[str, int, int]:
+        """``u``'s answer's new line body, and the characters and bytes adding ``u`` adds."""
+        a = u.answer
+        if a in self.lines:
+            body = line_body(_in_order(self.lines[a] + [u]))
+            old = self.bodies[a]
+            return body, len(body) - len(old), len(body.encode()) - len(old.encode())
+        body = line_body([u])
+        before, after = self._neighbours(a)
+        head = label(self.ids[a], before) + ("\n" if self.lines else "")
+        chars, size = len(head) + len(body), len(head.encode()) + len(body.encode())
+        if after is not None:
+            old, new = label(after, before), label(after, self.ids[a])
+            chars += len(new) - len(old)
+            size += len(new.encode()) - len(old.encode())
+        return body, chars, size
+
+    def add(self, u: Unit, body: str, chars: int) -> None:
+        self.lines.setdefault(u.answer, []).append(u)
+        self.bodies[u.answer] = body
+        self.chars += chars
 
 
 def _most_facts_per_character(answers: list[tuple[str, str]], units: list[Unit], target: int) -> list[Unit]:
@@ -389,32 +438,43 @@ def _most_facts_per_character(answers: list[tuple[str, str]], units: list[Unit],
     facts not stated yet per UTF-8 byte it adds (label and separator
     included: the projection's budget is counted in bytes, SPEC §6), while
     the text still fits ``target`` characters. A clause whose facts are all
-    stated already adds nothing and is never taken."""
+    stated already (in any line) adds nothing and is never taken."""
+    draft = _Draft(answers)
     chosen: list[Unit] = []
-    text, length = "", 0
+    stated: set[str] = set()
+    costs: dict[Unit, tuple[int, tuple[str, int, int]]] = {}  # by the version of its answer's line
+    versions: dict[int, int] = {}
     pool = list(units)
     while pool:
-        best, best_key = None, None
+        best, best_key, best_cost = None, None, None
         keep = []
         for u in pool:
-            new = sum(w for fact, w in u.facts if not is_stated(fact, text))
+            new = sum(w for fact, w in u.facts if fact not in stated)
             if not new:
-                continue  # and never will again: the text only grows
+                continue  # and never will again: what is stated only grows
             keep.append(u)
-            trial = render(answers, chosen + [u])
-            added = len(trial) - length
-            if length + added > target:
+            version = (versions.get(u.answer, 0), len(draft.lines))
+            cached = costs.get(u)
+            if cached is None or cached[0] != version:
+                cached = costs[u] = (version, draft.cost(u))
+            body, chars, size = cached[1]
+            if draft.chars + chars > target:
                 continue
-            key = (new / (len(trial.encode()) - len(text.encode())), u.score, -len(u.text), -u.answer, -u.sentence, -u.clause)
+            key = (new / max(1, size), u.score, -len(u.text), -u.answer, -u.sentence, -u.clause)
             if best_key is None or key > best_key:
-                best, best_key = u, key
+                best, best_key, best_cost = u, key, cached[1]
         if best is None:
             break
         keep.remove(best)
         pool = keep
+        body, chars, _ = best_cost
+        draft.add(best, body, chars)
         chosen.append(best)
-        text = render(answers, chosen)
-        length = len(text)
+        versions[best.answer] = versions.get(best.answer, 0) + 1
+        for u in pool:
+            for fact, _ in u.facts:
+                if fact not in stated and is_stated(fact, body):
+                    stated.add(fact)
     return chosen
 
 

@@ -586,3 +586,21 @@ def test_labelled_lines_keep_reading_labels_after_a_line_without_one():
 def test_labelled_lines_read_a_first_label_that_starts_with_an_ellipsis_as_it_is():
     # Only a label after another can be shortened; the first is always whole.
     assert labelled_lines("[…43]one") == [("…43", "one")]
+
+
+# --- extractive-v3: what a fact is worth, and what states it -------------------------------
+
+
+def test_a_lone_digit_is_worth_half_a_value():
+    assert clause_facts("with 1 stop") == (("1", 0.5),)
+    assert clause_facts("with 12 stops") == (("12", 1.0),)
+
+
+def test_the_summary_is_what_its_clauses_print_and_its_cost_was_counted_exactly():
+    answers = [(f"cw-1-{i:02d}", t) for i, t in enumerate(CHINESE_LONG[:3])] + [
+        (f"sgd-{i}", t) for i, t in enumerate(ENGLISH_LONG[:3])]
+    units = extraction._units(answers)
+    for target in (40, 200, 900):
+        chosen = extraction._most_facts_per_character(answers, units, target)
+        text = extraction.render(answers, chosen)
+        assert text and len(text) <= target and summarise(answers, max_chars=target) == text
