@@ -261,7 +261,7 @@ _LONE_DIGIT = re.compile(r"\d")  # "1 stop", "0 layovers": a one-character value
 BONUS_WEIGHT = 0.25  # a decision or negation made about values the clause states
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # each clause is itself: compared and hashed by identity, which is cheap
 class Unit:
     """One clause of one sentence of one answer, as the summary may print it."""
 
@@ -471,9 +471,10 @@ def _most_facts_per_character(answers: list[tuple[str, str]], units: list[Unit],
         draft.add(best, body, chars)
         chosen.append(best)
         versions[best.answer] = versions.get(best.answer, 0) + 1
+        lowered = body.lower()  # facts are lowercase; the substring test first, as most are not there
         for u in pool:
             for fact, _ in u.facts:
-                if fact not in stated and is_stated(fact, body):
+                if fact not in stated and fact in lowered and is_stated(fact, body):
                     stated.add(fact)
     return chosen
 
