@@ -19,6 +19,7 @@ from compaction.bindings.base import PairRangeBinding
 from compaction.contract import check
 from compaction.digest import digest_input, source_digest
 from compaction.models import CompactionJob, PromptVersion, SummaryGeneration
+from compaction.providers.extractive import EXTRACTIVE_MODEL_ID
 from conversations.models import Pair
 
 KIND = "test-quintet"
@@ -67,7 +68,8 @@ def prompt_version() -> PromptVersion:
     )[0]
 
 
-def quintet_job(conversation, *, k: int, parent: SummaryGeneration | None = None, model_id: str = "extractive-v2",
+def quintet_job(conversation, *, k: int, parent: SummaryGeneration | None = None,
+                model_id: str = EXTRACTIVE_MODEL_ID,
                 **overrides) -> CompactionJob:
     """A pending quintet job bound to pairs ``[5k, 5k+4]`` as stored now."""
     pairs = list(Pair.objects.filter(conversation=conversation, index__gte=SIZE * k, index__lt=SIZE * (k + 1))
