@@ -19,9 +19,13 @@ import re
 from typing import Iterable
 
 from . import vocabulary as v
-from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, key_terms, memoised, negated
+from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_older_half, key_terms, memoised, negated
 
 _MISSING = object()
+# Yes/no answers kept per category: text -> bool, a dict the garbage
+# collector does not walk (it holds no containers), so it may be larger
+# than the readings' memo.
+_TESTED = 1 << 16
 _READINGS: dict[int, tuple] = {}
 
 # Which scripts a text holds: a pattern that needs a Latin letter cannot
@@ -97,8 +101,8 @@ def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[
             _READINGS.clear()
         compiled = _alternations(vocabulary)
         cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
-    if len(cached[2]) > 8 * _MEMO:
-        cached[2].clear()
+    if len(cached[2]) > 4 * _MEMO:
+        forget_older_half(cached[2])
     return cached[1], cached[2], cached[3]
 
 
@@ -151,8 +155,8 @@ class Reader:
         if found is None:
             found = self._any[category][_scripts(text)].search(text) is not None
             if len(text) <= _MEMO_TEXT:
-                if len(tested) >= _MEMO:
-                    tested.clear()
+                if len(tested) >= _TESTED:
+                    forget_older_half(tested)
                 tested[text] = found
         return found
 
