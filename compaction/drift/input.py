@@ -23,6 +23,7 @@ from compaction.handoff import results
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
 from compaction.handoff.reader import Reader
+from compaction.handoff.reader import forget_readings as reader_forget_readings
 from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth
 from compaction.handoff.values import dates, same_date
 
@@ -301,6 +302,14 @@ _order = attrgetter("order")
 # readings depend on the note's text alone and are never changed.
 _NOTES: dict[str, tuple] = {}
 _NOTES_KEPT = 8
+
+
+def forget_readings() -> None:
+    """Forget every note, chain and text read so far (``reader.forget_readings``
+    and the notes kept here): the next check reads everything afresh and
+    finds the same."""
+    _NOTES.clear()
+    reader_forget_readings()
 
 
 def _read_note(text: str) -> tuple:

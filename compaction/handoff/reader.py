@@ -19,7 +19,7 @@ import re
 from typing import Iterable
 
 from . import vocabulary as v
-from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_older_half, key_terms, memoised, negated
+from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_older_half, key_terms, memoised, negated
 
 _MISSING = object()
 # Yes/no answers kept per category: text -> bool, a dict the garbage
@@ -104,6 +104,14 @@ def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[
     if len(cached[2]) > 4 * _MEMO:
         forget_older_half(cached[2])
     return cached[1], cached[2], cached[3]
+
+
+def forget_readings() -> None:
+    """Forget everything read so far — every vocabulary's answers and kept
+    readings, and the ``memoised`` texts: a process starts reading afresh
+    (tests use it so that no test passes on what another one read)."""
+    _READINGS.clear()
+    forget_memos()
 
 
 @memoised

@@ -94,9 +94,20 @@ class read_once:
         return value
 
 
+_MEMOS: list[dict] = []  # every ``memoised`` function's memo, for ``forget_memos``
+
+
+def forget_memos() -> None:
+    """Forget every remembered reading of ``memoised`` functions (the answers
+    stay the same; they are computed again)."""
+    for memo in _MEMOS:
+        memo.clear()
+
+
 def memoised(fn):
     """``fn(text)`` remembered per text (see the module doc)."""
     memo: dict[str, object] = {}
+    _MEMOS.append(memo)
 
     @wraps(fn)
     def read(text: str):
