@@ -853,3 +853,38 @@ def test_acknowledgements_in_several_clauses_are_no_new_matter():
     grown = zh(**{R: ["左耳无声，寄回本店修，用户表示明白"]})
     assert where(run(c.GROWTH_WITHOUT_NEW_MATTERS, grown, mat, parent=parent)) == [
         (c.GROWTH_WITHOUT_NEW_MATTERS, None, None)]
+
+
+def test_a_retracted_consent_is_found_after_a_consent_that_still_stands():
+    mat = material(*[(p.user_text, p.assistant_text) for p in CONSENT_THEN_HOLD.pairs[:3]],
+                   ("邮费到付的话，同意寄回你们店修。", "好的。"), *[(p.user_text, p.assistant_text)
+                                                            for p in CONSENT_THEN_HOLD.pairs[3:]])
+    note = zh(**{R: ["寄回本店修（原话：同意寄回你们店修）", REPAIR_LINE]})
+    assert where(run(c.RETRACTED_CONSENT, note, mat)) == [(c.RETRACTED_CONSENT, R, 3)]
+
+
+def test_a_go_ahead_lifts_a_hold_only_the_parent_stated_when_it_shares_terms_worth_two():
+    parent = zh(**{R: ["暂缓：送修申请周五之前先别提交"]})
+    lifted = material(("可以提交申请了，我同意。", "好的。"), start=3)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), lifted, parent=parent) == []
+    kept = material(("送修我同意了。", "好的。"), start=3)
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), kept, parent=parent)] == [
+        "送修申请周五之前先别提交"]
+
+
+def test_a_short_go_ahead_right_after_the_users_hold_lifts_the_hold_the_parent_kept():
+    parent = zh(**{R: ["暂缓：送修申请周五之前先别提交（原话：送修申请周五之前先别提交）"]})
+    earlier = material(("送修申请周五之前先别提交。", "好的。"))
+    lifted = material(("好，可以了，我同意。", "好的，这就提交。"), start=1)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), lifted, parent=parent, earlier=[earlier]) == []
+
+
+def test_a_line_marked_abandoned_is_no_question_record_whatever_the_scopes_question_words():
+    scope = v.DEFAULT.extended({v.QUESTION: {v.EN: [r"\babandoned\b"]}})
+    mat = material(("What would the premium seat upgrade cost?", "$640."), ("Forget about the upgrade.", "Okay."))
+    note = en(**{R: ["Abandoned: user asked what the upgrade would cost"]})
+    assert c.check_note(note, parent=None, material=mat, chain=c.ChainHistory.from_materials([mat]), vocabulary=scope,
+                        codes=[c.QUESTION_AS_REQUIREMENT]) == []
+    asked = en(**{R: ["User asked what the upgrade would cost"]})
+    assert len(c.check_note(asked, parent=None, material=mat, chain=c.ChainHistory.from_materials([mat]),
+                            vocabulary=scope, codes=[c.QUESTION_AS_REQUIREMENT])) == 1
