@@ -147,7 +147,11 @@ class Reader:
         """Keep ``value`` under ``key`` (at most ``limit`` such values per
         first key element; the oldest goes)."""
         kind = key[0]
-        names = self._memo.setdefault((kind, "names"), [])
+        # The list of names goes to the memo's newest end each time, so that
+        # a memo forgetting its older half never forgets the list while the
+        # values it bounds stay (they would outlive ``limit``).
+        names = self._memo.pop((kind, "names"), [])
+        self._memo[(kind, "names")] = names
         if key in names:
             names.remove(key)
         names.append(key)

@@ -275,3 +275,18 @@ def test_the_collector_is_paused_while_a_note_is_checked_and_left_as_the_caller_
             gc.enable()
         else:
             gc.disable()
+
+
+def test_remembered_values_stay_within_their_limit_when_the_memo_forgets_its_older_half():
+    reader = rd.Reader(v.DEFAULT.extended({}))
+    reader.remember(("chain index", 0), 0, limit=2)
+    for i in range(50):
+        reader.kept(("filler", i), "x", lambda: i)
+    reader.remember(("chain index", 1), 1, limit=2)
+    reader.remember(("chain index", 2), 2, limit=2)
+    r.forget_older_half(reader._memo)  # the oldest readings go; the two newest values stay
+    for i in range(3, 6):
+        reader.remember(("chain index", i), i, limit=2)
+    kept = [k for k in reader._memo if k[0] == "chain index" and k[1] != "names"]
+    assert sorted(kept) == [("chain index", 4), ("chain index", 5)]
+    assert reader.remembered(("chain index", 5)) == 5 and reader.remembered(("chain index", 3)) is None
