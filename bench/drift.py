@@ -34,8 +34,9 @@ machine's load before and after (the machine is shared: CPU time is the
 figure that load disturbs least). The vocabulary is compiled once before
 timing, as in a long-running worker. Nothing here touches the garbage
 collector: ``check_note`` itself pauses the cyclic collector while it runs
-(as the product does in production), and the collection it defers runs in
-the untimed work between checks, as it runs after a check in the engine.
+(as the product does in production), and the collection it defers runs as
+it returns, inside the timed call — a full collection that falls there is
+counted, as it would be in the engine.
 """
 
 from __future__ import annotations

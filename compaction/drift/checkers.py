@@ -85,7 +85,8 @@ def _collector_paused():
     small acyclic objects — readings, term sets, index entries — most freed
     by reference counting when it returns; a full collection of a worker's
     heap that happens to start inside it costs more than the whole check.
-    The collection runs when the check is done, not skipped. Only the call
+    The collection runs as the check returns, not skipped; objects that
+    died by then are never seen by it, so fewer survive to force full ones. Only the call
     that paused the collector resumes it: one paused by the caller stays
     as the caller left it."""
     was_enabled = gc.isenabled()
