@@ -888,3 +888,8 @@ def test_a_line_marked_abandoned_is_no_question_record_whatever_the_scopes_quest
     asked = en(**{R: ["User asked what the upgrade would cost"]})
     assert len(c.check_note(asked, parent=None, material=mat, chain=c.ChainHistory.from_materials([mat]),
                             vocabulary=scope, codes=[c.QUESTION_AS_REQUIREMENT])) == 1
+
+
+def test_a_later_question_repeating_a_holds_words_does_not_lift_it():
+    mat = material(("送修申请周五之前先别提交。", "好的。"), ("你记下“送修申请周五之前先别提交”这句了吗？", "记下了。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), mat)] == ["送修申请周五之前先别提交"]
