@@ -33,7 +33,10 @@ from compaction.handoff.reading import key_terms, normalise, numbers
 from .corpus import Corpus
 from .reading import ChainMessage, UserReading
 
-_KEEP = 32  # chains remembered per vocabulary
+# Chains remembered per vocabulary: enough for a worker that interleaves a
+# few conversations' generations; each holds every message of its chain,
+# read, and is walked by every full garbage collection (issue 14).
+_KEEP = 8
 
 
 class ChainIndex:

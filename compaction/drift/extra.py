@@ -72,17 +72,9 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
             continue
         ids = [u.message.id for q in line.quotes for u in d.users_saying(q)[-1:]]
         if not ids:
-            line_terms = key_terms(line.own)
-            score: dict[int, int] = {}
-            for term in line_terms:
-                orders = d.questions_with(term)
-                if orders:
-                    points = 2 if term[0].isascii() else 1  # a Latin word or number is worth 2
-                    for order in orders:
-                        score[order] = score.get(order, 0) + points
-            best = max(((points, order) for order, points in score.items() if points >= 2), default=None)
-            if best:
-                ids = [d.users[best[1]].message.id]
+            best = d.closest_question(key_terms(line.own))
+            if best is not None:
+                ids = [d.users[best].message.id]
         out.append(finding(
             QUESTION_AS_REQUIREMENT, section=line.section, line=line.number, message_ids=ids, subject=line.own,
             detail=("This line only records a question the user asked. Asking, comparing or learning is not "

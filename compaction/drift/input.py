@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from dataclasses import replace
 from operator import attrgetter
-from functools import cached_property
 
 from compaction.handoff import note as notes
 from compaction.handoff import results
 from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
 from compaction.handoff.reader import Reader
-from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, shared, unique, worth
+from compaction.handoff.reader import forget_readings as reader_forget_readings
+from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth
 from compaction.handoff.values import dates, same_date
 
 from .chain import chain_index
@@ -62,7 +63,7 @@ class DriftInput:
 
     # -- what the user said
 
-    @cached_property
+    @read_once
     def user_corpus(self) -> Corpus:
         return self.chain.user_corpus
 
@@ -76,7 +77,7 @@ class DriftInput:
         index = self.user_corpus.closest(words)
         return self.users[index] if index is not None else None
 
-    @cached_property
+    @read_once
     def users_by_term(self) -> dict[str, list[int]]:
         """The chain order of the user messages holding each key term: a rule
         about a term looks at the messages that share it, not at all."""
@@ -88,8 +89,38 @@ class DriftInput:
         AirPods: more than a twentieth of the chain, and at least 20). The
         chain index keeps the questioning messages by term, extended
         generation by generation."""
-        found = self.chain.questions_by_term.get(term, ())
-        return found if len(found) <= max(20, len(self.users) // 20) else ()
+        found = self._questions_by_term.get(term, ())
+        return found if len(found) <= self._question_limit else ()
+
+    @read_once
+    def _questions_by_term(self) -> dict[str, list[int]]:
+        return self.chain.questions_by_term
+
+    @read_once
+    def _question_limit(self) -> int:
+        return max(20, len(self.users) // 20)
+
+    def closest_question(self, terms: frozenset[str]) -> int | None:
+        """The chain order of the user's question that shares the most worth
+        of ``terms`` (a Latin word or number worth 2, a Chinese term 1;
+        ``questions_with`` each), at least 2, the latest on ties; None when
+        none shares that much. The questions of every term are counted at
+        once (``Counter``, in C), latest first, so that the first message
+        with the highest count is the latest of them."""
+        found: list[int] = []
+        by_term, limit = self._questions_by_term, self._question_limit  # ``questions_with``, inlined
+        for term in terms:
+            orders = by_term.get(term)
+            if orders and len(orders) <= limit:
+                found += orders
+                if term[0].isascii():  # a Latin word or number is worth 2: counted twice
+                    found += orders
+        if not found:
+            return None
+        found.sort(reverse=True)
+        score = Counter(found)
+        best = max(score, key=score.__getitem__)
+        return best if score[best] >= 2 else None
 
     def said_by_user(self, words: str) -> bool:
         words = edge_strip(normalise(words))
@@ -107,7 +138,7 @@ class DriftInput:
             return key in self.chain.user_numbers
         return key in self.user_corpus_lower
 
-    @cached_property
+    @read_once
     def user_corpus_lower(self) -> str:
         return self.user_corpus.joined.lower()
 
@@ -122,24 +153,24 @@ class DriftInput:
             return [i for i in unique(found) if any(same_date(key, k) for _, k in dates(chain.text_of[i]))]
         return list(unique(chain.tool_values.get((kind, key), []) + chain.assistant_values.get((kind, key), [])))
 
-    @cached_property
+    @read_once
     def _tool_lower(self) -> Corpus:
         return self.chain.tool_lower
 
-    @cached_property
+    @read_once
     def _assistant_lower(self) -> Corpus:
         return self.chain.assistant_lower
 
-    @cached_property
+    @read_once
     def asking_terms(self) -> list[frozenset[str]]:
         """The key terms of every user clause that asks for something to be done."""
         return self.chain.asking_terms
 
-    @cached_property
+    @read_once
     def user_by_id(self) -> dict[str, UserReading]:
         return {u.message.id: u for u in self.users}
 
-    @cached_property
+    @read_once
     def events(self) -> list[UserReading]:
         """User messages that give or withhold a go-ahead, in chain order."""
         return self.chain.events
@@ -161,7 +192,7 @@ class DriftInput:
 
     # -- abandonments
 
-    @cached_property
+    @read_once
     def abandons(self) -> list[tuple[UserReading, frozenset[str], frozenset[str]]]:
         """Each abandonment, the key terms its clause names itself and the
         terms borrowed from the user's previous message when the clause
@@ -185,7 +216,7 @@ class DriftInput:
             self.about_dropped(user.own_terms, named, borrowed)
             for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
 
-    @cached_property
+    @read_once
     def _abandons_by_term(self) -> dict[str, list[int]]:
         return self.chain.abandons_by_term
 
@@ -259,7 +290,7 @@ class DriftInput:
         corpus = entry[1]
         return any(keeps(lines[i], condition) for i in corpus.holding(normalise(condition.operator).lower()))
 
-    @cached_property
+    @read_once
     def parent_terms(self) -> frozenset[str]:
         return key_terms(self.parent_text or "")
 
@@ -271,6 +302,14 @@ _order = attrgetter("order")
 # readings depend on the note's text alone and are never changed.
 _NOTES: dict[str, tuple] = {}
 _NOTES_KEPT = 8
+
+
+def forget_readings() -> None:
+    """Forget every note, chain and text read so far (``reader.forget_readings``
+    and the notes kept here): the next check reads everything afresh and
+    finds the same."""
+    _NOTES.clear()
+    reader_forget_readings()
 
 
 def _read_note(text: str) -> tuple:

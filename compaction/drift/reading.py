@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Iterable
 
 from compaction.handoff import note as notes
@@ -30,7 +29,7 @@ from compaction.handoff.material import Material, ToolResult
 from compaction.handoff import clauses as cl
 from compaction.handoff.clauses import classify, cut as clauses
 from compaction.handoff.reader import Reader
-from compaction.handoff.reading import Holding, Phrase, key_terms, negated, normalise
+from compaction.handoff.reading import Holding, Phrase, key_terms, negated, normalise, read_once
 
 ELLIPSIS = re.compile(r"……|…|\.{3,}")
 
@@ -78,11 +77,11 @@ class UserReading:
     order: int
     vocabulary: Reader
 
-    @cached_property
+    @read_once
     def clauses(self) -> tuple[str, ...]:
         return clauses(self.message.text)
 
-    @cached_property
+    @read_once
     def roles(self) -> tuple[tuple[str, str], ...]:
         """Each clause with its one role (``compaction.handoff.clauses.classify``,
         the builder's reading): a hold, consent or abandonment asked as a
@@ -92,7 +91,7 @@ class UserReading:
     def _first(self, role: str) -> str | None:
         return next((clause for clause, r in self.roles if r == role), None)
 
-    @cached_property
+    @read_once
     def hold(self) -> tuple[str, re.Match] | None:
         if not (self.vocabulary.matches(v.HOLD, self.message.text)
                 or self.vocabulary.matches(v.CONSENT, self.message.text)):
@@ -104,14 +103,14 @@ class UserReading:
             m for m in self.vocabulary.find_all(v.CONSENT, clause) if negated(clause, m.start()))
         return clause, match
 
-    @cached_property
+    @read_once
     def consent(self) -> tuple[str, re.Match] | None:
         if not self.vocabulary.matches(v.CONSENT, self.message.text):
             return None
         clause = self._first(cl.CONSENT)
         return (clause, self.vocabulary.unnegated(v.CONSENT, clause)) if clause is not None else None
 
-    @cached_property
+    @read_once
     def abandon(self) -> tuple[str, re.Match] | None:
         if not self.vocabulary.matches(v.ABANDON, self.message.text):
             return None
@@ -123,36 +122,36 @@ class UserReading:
         """``hold`` or ``consent`` when the message changes a go-ahead; a hold wins."""
         return "hold" if self.hold else ("consent" if self.consent else None)
 
-    @cached_property
+    @read_once
     def own_terms(self) -> frozenset[str]:
         """The matter the message names (``matter_terms``)."""
         return self.vocabulary.matter_terms(self.message.text)
 
-    @cached_property
+    @read_once
     def terms(self) -> frozenset[str]:
         return key_terms(self.message.text)
 
-    @cached_property
+    @read_once
     def normal(self) -> str:
         return normalise(self.message.text)
 
-    @cached_property
+    @read_once
     def asking_clauses(self) -> list[str]:
         """Clauses that ask for something to be done: a request (a direct
         request counts even when phrased as a question) or a consent."""
         return [clause for clause, role in self.roles if role in (cl.REQUEST, cl.CONSENT)]
 
-    @cached_property
+    @read_once
     def questions(self) -> tuple[bool, ...]:
         """Whether each clause's role is a question (``clauses.is_question``:
         the role, without reading the rest of it)."""
         return tuple(cl.is_question(clause, self.vocabulary) for clause in self.clauses)
 
-    @cached_property
+    @read_once
     def asks_question(self) -> bool:
         return any(self.questions)
 
-    @cached_property
+    @read_once
     def statement_clauses(self) -> list[str]:
         """Clauses that say something rather than only ask: every clause that
         is not a question (a direct request phrased as one is a request)."""

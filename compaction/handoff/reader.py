@@ -19,9 +19,13 @@ import re
 from typing import Iterable
 
 from . import vocabulary as v
-from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, key_terms, memoised, negated
+from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_older_half, key_terms, memoised, negated
 
 _MISSING = object()
+# Yes/no answers kept per category: text -> bool, a dict the garbage
+# collector does not walk (it holds no containers), so it may be larger
+# than the readings' memo.
+_TESTED = 1 << 16
 _READINGS: dict[int, tuple] = {}
 
 # Which scripts a text holds: a pattern that needs a Latin letter cannot
@@ -97,9 +101,17 @@ def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[
             _READINGS.clear()
         compiled = _alternations(vocabulary)
         cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
-    if len(cached[2]) > 8 * _MEMO:
-        cached[2].clear()
+    if len(cached[2]) > 4 * _MEMO:
+        forget_older_half(cached[2])
     return cached[1], cached[2], cached[3]
+
+
+def forget_readings() -> None:
+    """Forget everything read so far — every vocabulary's answers and kept
+    readings, and the ``memoised`` texts: a process starts reading afresh
+    (tests use it so that no test passes on what another one read)."""
+    _READINGS.clear()
+    forget_memos()
 
 
 @memoised
@@ -135,7 +147,11 @@ class Reader:
         """Keep ``value`` under ``key`` (at most ``limit`` such values per
         first key element; the oldest goes)."""
         kind = key[0]
-        names = self._memo.setdefault((kind, "names"), [])
+        # The list of names goes to the memo's newest end each time, so that
+        # a memo forgetting its older half never forgets the list while the
+        # values it bounds stay (they would outlive ``limit``).
+        names = self._memo.pop((kind, "names"), [])
+        self._memo[(kind, "names")] = names
         if key in names:
             names.remove(key)
         names.append(key)
@@ -151,8 +167,8 @@ class Reader:
         if found is None:
             found = self._any[category][_scripts(text)].search(text) is not None
             if len(text) <= _MEMO_TEXT:
-                if len(tested) >= _MEMO:
-                    tested.clear()
+                if len(tested) >= _TESTED:
+                    forget_older_half(tested)
                 tested[text] = found
         return found
 

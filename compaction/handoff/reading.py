@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, wraps
+from functools import wraps
+from itertools import islice
 from typing import TYPE_CHECKING, Iterable
 
 from . import vocabulary as v
@@ -54,14 +55,59 @@ if TYPE_CHECKING:
 KEPT_SHARE = 0.6
 NEW_MATTER_WORTH = 3
 # Only texts up to _MEMO_TEXT characters are remembered (a message may be
-# 1 MiB), at most _MEMO per function; a full memo starts again empty.
-_MEMO = 1 << 16
+# 1 MiB), at most _MEMO per function; a full memo forgets its older half
+# (``forget_older_half``). The bound is a long chain's working set (a
+# generation re-reads the texts of its own chain, not of every chain the
+# worker ever read): each remembered reading is an object the garbage
+# collector walks on every full collection (issue 14), so a memo four times
+# larger only made the slow tail longer.
+_MEMO = 1 << 14
 _MEMO_TEXT = 4096
+
+
+def forget_older_half(memo: dict) -> None:
+    """Drop the older half of a full memo (dicts keep insertion order): what
+    was read lately stays, so a chain being checked is not read again from
+    scratch, as it was when a full memo started again empty."""
+    for key in list(islice(memo, len(memo) // 2)):
+        del memo[key]
+
+
+class read_once:
+    """A property computed on first use and kept in the instance (what
+    ``functools.cached_property`` does, without the lock Python 3.11 takes
+    on every first use: readings are built and read by one thread, and a
+    check reads a few thousand of them per generation)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.fn(instance)
+        return value
+
+
+_MEMOS: list[dict] = []  # every ``memoised`` function's memo, for ``forget_memos``
+
+
+def forget_memos() -> None:
+    """Forget every remembered reading of ``memoised`` functions (the answers
+    stay the same; they are computed again)."""
+    for memo in _MEMOS:
+        memo.clear()
 
 
 def memoised(fn):
     """``fn(text)`` remembered per text (see the module doc)."""
     memo: dict[str, object] = {}
+    _MEMOS.append(memo)
 
     @wraps(fn)
     def read(text: str):
@@ -70,7 +116,7 @@ def memoised(fn):
         found = memo.get(text)
         if found is None:
             if len(memo) >= _MEMO:
-                memo.clear()
+                forget_older_half(memo)
             found = memo[text] = fn(text)
         return found
 
@@ -210,19 +256,19 @@ class Holding:
     def __init__(self, text: str):
         self.held = text
 
-    @cached_property
+    @read_once
     def normal(self) -> str:
         return normalise(self.held)
 
-    @cached_property
+    @read_once
     def lower(self) -> str:
         return self.normal.lower()
 
-    @cached_property
+    @read_once
     def terms(self) -> frozenset[str]:
         return key_terms(self.held)
 
-    @cached_property
+    @read_once
     def numbers(self) -> frozenset[str]:
         return numbers(self.normal)
 

@@ -97,4 +97,53 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     "compaction.engine.leases.x_jobs_reap_expired__mutmut_89": (
         'Attempt.objects.filter(job_id=job_id, number=used, ).update(',
         'a job that is running with attempts_used = N has its attempt N running: the claim writes both in one statement and every end moves both in one transaction, so the outcome filter never excludes that row'),
+    "compaction.drift.wrong.x_check_retracted_consent__mutmut_35": (
+        "saying[-1].order >= anchor.order",
+        "chain order is unique per user message, so an equal order is the anchor's own message: it is set to the "
+        "message it already is"),
+    "compaction.drift.wrong.x_check_retracted_consent__mutmut_70": (
+        "if (last.hold) or True",
+        "final_state gives the state hold only with a message that holds: the anchor itself when its own state is "
+        "hold (a hold wins), else the hold event that changed it; so last.hold is set whenever a line is reported"),
+    "compaction.drift.extra.x__asks__mutmut_23": (
+        '"XXassistant asksXX"',
+        "the first element of the kept key only keeps the asks apart from the reader's other kept readings; a name "
+        "no other reading uses keeps them apart as well"),
+    "compaction.drift.extra.x__asks__mutmut_24": (
+        '"ASSISTANT ASKS"',
+        "the first element of the kept key only keeps the asks apart from the reader's other kept readings; a name "
+        "no other reading uses keeps them apart as well"),
+    "compaction.drift.extra.x_check_tool_detail_in_requests__mutmut_3": (
+        "break",
+        "user requests is the note's first section (the six headings in order, else MalformedNote), so the first "
+        "line of another section is followed only by lines of other sections, which the loop skips anyway"),
+    "compaction.drift.lost.x_check_lost_constraint__mutmut_16": (
+        "order=-2",
+        "a parent's condition needs an order below every user message's (0 on) and equal to the other parent "
+        "conditions': -2 is that as well as -1"),
+    "compaction.drift.lost.x__withdrawn__mutmut_5": (
+        "if (condition.message_id) or True",
+        "without a message id the lookup is user_by_id.get(None), and no user message has the id None: None, as "
+        "the else gives"),
+    "compaction.drift.lost.x__withdrawn__mutmut_32": (
+        "state = None",
+        "the state is only compared with 'consent': any other starting value withdraws nothing, as 'hold' does"),
+    "compaction.drift.lost.x__withdrawn__mutmut_33": (
+        'state = "XXholdXX"',
+        "the state is only compared with 'consent': any other starting value withdraws nothing, as 'hold' does"),
+    "compaction.drift.lost.x__withdrawn__mutmut_34": (
+        'state = "HOLD"',
+        "the state is only compared with 'consent': any other starting value withdraws nothing, as 'hold' does"),
+    "compaction.drift.length.x__brings_new__mutmut_11": (
+        "message_id=None",
+        "a condition read here is only asked whether the parent keeps it (kept_anywhere, keeps), which reads its "
+        "clause, operator, numbers and terms, never where it came from"),
+    "compaction.drift.length.x__brings_new__mutmut_12": (
+        "order=None",
+        "a condition read here is only asked whether the parent keeps it (kept_anywhere, keeps), which reads its "
+        "clause, operator, numbers and terms, never where it came from"),
+    "compaction.drift.length.x__brings_new__mutmut_13": (
+        "section=None",
+        "a condition read here is only asked whether the parent keeps it (kept_anywhere, keeps), which reads its "
+        "clause, operator, numbers and terms, never where it came from"),
 }

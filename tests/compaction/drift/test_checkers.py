@@ -630,3 +630,266 @@ def test_a_condition_the_parent_recorded_as_a_dead_end_need_not_stay():
     mat = material(("寄修要多久？", "3到5个工作日。"), start=1)
     assert run(c.LOST_CONSTRAINT, zh(**{R: ["左耳无声"]}), mat, parent=parent,
                earlier=[material(("只要银色。", "好的。"))]) == []
+
+
+# ---------------------------------------------------------------- each rule's edges (issue 18: mutants)
+
+def test_a_wrong_fragment_after_a_verbatim_one_in_the_same_quote_is_still_found():
+    mat = material(("算了，申请还是先别提交，等我下周把包装准备好再说。", "好的。"))
+    note = zh(**{R: ["暂缓（原话：算了，申请还是先别提交；申请先不提交了）"]})
+    assert [(f.line, f.subject) for f in run(c.QUOTE_NOT_VERBATIM, note, mat)] == [(2, "申请先不提交了")]
+
+
+def test_words_others_said_name_at_most_three_of_their_messages():
+    said = "建议您先重置耳机再试一次"
+    mat = material(("左耳没声音了", said + "。"), ("还是不行", said + "吧。"), ("重置过了", said + "呢。"),
+                   ("没用", "好的。"), tools=[result(3, "t3", "advice", "{}", f'{{"advice": "{said}"}}')])
+    [finding] = run(c.QUOTE_NOT_VERBATIM, zh(**{R: [f"左耳无声（原话：{said}）"]}), mat)
+    assert finding.message_ids == ("a0", "a1", "a2")
+    assert finding.detail == (f"The note quotes the user as saying “{said}”, but these are the assistant's or a "
+                              f"tool's words (a0, a1, a2), not the user's.")
+
+
+def test_a_quote_like_nothing_anyone_said_names_no_message():
+    mat = material(("左耳没声音了", "好的。"))
+    [finding] = run(c.QUOTE_NOT_VERBATIM, zh(**{R: ["左耳无声（原话：Please ship it tomorrow）"]}), mat)
+    assert finding.message_ids == ()
+    assert finding.detail == ("The note quotes the user as saying “Please ship it tomorrow”, but no user message "
+                              "contains these words.")
+
+
+def test_consents_recorded_as_abandoned_or_outside_the_go_ahead_sections_are_not_retracted_consents():
+    quote = "（原话：现在可以提交送修申请了，我明确同意办理）"
+    assert run(c.RETRACTED_CONSENT, zh(**{R: ["已放弃：送修申请" + quote]}), CONSENT_THEN_HOLD) == []
+    assert run(c.RETRACTED_CONSENT, zh(**{D: ["送修申请未提交" + quote], DONE: ["确认卡已弹出" + quote]}),
+               CONSENT_THEN_HOLD) == []
+
+
+def test_a_retracted_consent_is_found_after_every_kind_of_line_that_is_not_one():
+    lines = ["暂缓：送修申请（原话：算了，申请还是先别提交）",  # a hold line
+             "申请先别提交，等包装准备好",  # its own words hold
+             "同意办理保护壳的订单",  # a consent about nothing the user consented to
+             "确认寄回本店修（原话：直接寄回你们店修吧）",  # no go-ahead: a request
+             REPAIR_LINE]
+    mat = material(*[(p.user_text, p.assistant_text) for p in CONSENT_THEN_HOLD.pairs[:3]],
+                   ("邮费到付的话，同意寄回你们店修。", "好的。"), *[(p.user_text, p.assistant_text)
+                                                            for p in CONSENT_THEN_HOLD.pairs[3:]])
+    assert where(run(c.RETRACTED_CONSENT, zh(**{R: lines}), mat)) == [(c.RETRACTED_CONSENT, R, 6)]
+
+
+def test_the_consent_a_line_quotes_is_the_one_that_was_withdrawn_whatever_else_the_line_says():
+    # The line names nothing of the matter in its own words: only its quote ties it to u1's consent,
+    # and the hold (u3) names the matter of u1's message, not of the line.
+    [finding] = run(c.RETRACTED_CONSENT, zh(**{R: ["办理（原话：我明确同意办理）"]}), CONSENT_THEN_HOLD)
+    assert finding.message_ids == ("u1", "u3")
+
+
+def test_a_line_quoting_two_consents_is_anchored_at_the_later_one():
+    mat = material(("可以寄回你们店修，我同意寄修。", "好的。"), ("现在可以提交送修申请了，我明确同意办理。", "确认卡已弹出。"),
+                   ("算了，申请还是先别提交。", "好的。"))
+    [finding] = run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请（原话：我明确同意办理；我同意寄修）"]}), mat)
+    assert finding.message_ids == ("u1", "u2")
+    [finding] = run(c.RETRACTED_CONSENT, zh(**{R: ["送修申请（原话：我同意寄修；我明确同意办理）"]}), mat)
+    assert finding.message_ids == ("u1", "u2")
+
+
+def test_a_consent_quote_no_user_said_falls_back_to_the_consent_about_the_same_matter():
+    [finding] = run(c.RETRACTED_CONSENT, zh(**{R: ["提交送修申请（原话：我同意提交送修申请）"]}), CONSENT_THEN_HOLD)
+    assert finding.message_ids == ("u1", "u3")
+
+
+def test_an_unquoted_consent_needs_terms_worth_two_shared_with_the_users_consent():
+    mat = material(("Yes, go ahead and file the claim.", "Filing it."), ("Please hold off on the claim until next week.", "OK."))
+    assert where(run(c.RETRACTED_CONSENT, en(**{R: ["Go ahead: claim"]}), mat)) == [(c.RETRACTED_CONSENT, R, 2)]
+
+
+def test_an_abandoned_matter_named_under_progress_or_dead_ends_is_not_unmarked():
+    note = zh(**{P: ["用户考虑购买AirPods Max作为替代"], D: ["AirPods Max太重，用户考虑购买"]})
+    assert run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE) == []
+
+
+def test_an_unmarked_abandoned_matter_is_found_after_every_kind_of_line_that_is_not_one():
+    note = zh(**{R: ["已放弃：购买AirPods Max（原话：先不买新的了）",  # marked
+                     "AirPods Max不再考虑（原话：先不买新的了，还是先修这副吧）",  # quoting the abandonment
+                     "左耳AirPods Pro 3无声，先修这副",  # about nothing dropped
+                     "用户考虑购买AirPods Max作为替代"]})
+    assert where(run(c.ABANDONED_UNMARKED, note, ABANDONED_PURCHASE)) == [(c.ABANDONED_UNMARKED, R, 5)]
+
+
+def test_a_matter_dropped_by_name_and_asked_for_again_is_not_abandoned():
+    mat = material(("保护壳先不买了。", "好的。"), ("还是帮我下单那个iPad保护壳吧。", "好的，已下单。"))
+    assert run(c.ABANDONED_UNMARKED, zh(**{R: ["购买iPad保护壳"]}), mat) == []
+    dropped = material(("保护壳先不买了。", "好的。"))
+    assert where(run(c.ABANDONED_UNMARKED, zh(**{R: ["购买iPad保护壳"]}), dropped)) == [(c.ABANDONED_UNMARKED, R, 2)]
+
+
+def test_a_done_item_naming_two_ids_no_result_returned_names_both():
+    mat = material(("帮我提交", "好的"), tools=[result(0, "t0", "submit_ticket", "{}", '{"ok": false}', ok=False)])
+    [finding] = run(c.DONE_WITHOUT_PROOF, zh(**{DONE: ["已提交送修申请RMA-0913和RMA-0914"]}), mat)
+    assert finding.subject == "RMA-0913, RMA-0914"
+    assert finding.detail.startswith("No successful tool result returned RMA-0913, RMA-0914; done lists only")
+
+
+def test_a_to_do_the_user_asked_for_sharing_terms_worth_two_is_the_users():
+    mat = material(("我的左耳没声音了。", "为了登记送修，请提供设备序列号。"), ("帮我登记序列号。", "在设置-通用-关于本机。"))
+    assert run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["序列号"]}), mat) == []
+
+
+def test_an_assistants_ask_after_a_to_do_both_asked_for_is_still_found():
+    mat = material(("我的左耳没声音了。", "为了登记送修，请提供设备序列号。"), ("帮我登记序列号。", "请提供购买凭证照片。"))
+    found = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["序列号", "购买凭证照片"]}), mat)
+    assert [(f.line, f.message_ids) for f in found] == [(5, ("a1",))]
+
+
+def test_an_assistants_ask_names_the_last_three_messages_that_asked():
+    ask = "请提供设备序列号。"
+    mat = material(*[(f"第{n}次：左耳没声音了。", ask) for n in "一二三四"])
+    [finding] = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["提供设备序列号"]}), mat)
+    assert finding.message_ids == ("a0", "a1", "a2", "a3")
+    assert finding.detail == ("Only the assistant asked for this (a1, a2, a3); the user never asked for it to be "
+                              "done, so it is not a to-do.")
+
+
+def test_a_to_do_waiting_on_the_user_without_an_asking_message_names_none():
+    [finding] = run(c.ASSISTANT_ASK_AS_TODO, zh(**{T: ["等待用户提供包装照片"]}), material(("左耳没声音了", "好的。")))
+    assert finding.message_ids == ()
+    assert finding.detail == ("Only the assistant asked for this; the user never asked for it to be done, so it is "
+                              "not a to-do.")
+
+
+def test_question_lines_under_to_dos_or_marked_abandoned_are_not_question_requirements():
+    mat = material(("What would the premium seat upgrade cost?", "$640."), ("Forget about the upgrade.", "Okay."))
+    assert run(c.QUESTION_AS_REQUIREMENT, en(**{R: ["Abandoned: user asked what the upgrade would cost"]}), mat) == []
+    assert run(c.QUESTION_AS_REQUIREMENT, zh(**{T: ["用户询问寄修大概要多久"]}), QUESTIONS) == []
+
+
+def test_a_question_record_is_found_after_question_lines_that_ask_for_something():
+    note = zh(**{R: ["用户询问能不能帮我把申请提交了",  # a direct request
+                     "用户询问是否办理（原话：我明确同意办理）",  # a consent quoted
+                     "用户询问AirPods Max（原话：先不买新的了）",  # an abandonment quoted
+                     "用户询问寄修大概要多久"]})
+    mat = material(("寄修大概要多久？", "3到5个工作日。"), ("现在可以提交了，我明确同意办理。", "好的。"),
+                   ("AirPods Max多少钱？先不买新的了。", "好的。"))
+    assert where(run(c.QUESTION_AS_REQUIREMENT, note, mat)) == [(c.QUESTION_AS_REQUIREMENT, R, 5)]
+
+
+def test_a_question_quoting_words_several_users_said_names_the_latest():
+    mat = material(("寄修大概要多久？", "3到5个工作日。"), ("寄修大概要多久？我急用。", "3到5天。"),
+                   ("再问一次，寄修大概要多久？", "3到5天。"))
+    [finding] = run(c.QUESTION_AS_REQUIREMENT, zh(**{R: ["用户询问寄修时长（原话：寄修大概要多久）"]}), mat)
+    assert finding.message_ids == ("u2",)
+
+
+def test_every_tool_detail_of_a_line_is_found_after_values_the_user_said_or_nobody_said():
+    mat = material(("8月31日之前能修好吗？维修费多少？", "维修费约749元，9月3日寄回。"))
+    found = run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["8月31日前修好，9月5日前寄到，维修费约749元，9月3日寄回"]}), mat)
+    assert sorted(f.subject for f in found) == ["749元", "9月3日"]
+
+
+def test_a_tool_detail_names_at_most_three_sources_and_says_there_are_more():
+    said = [("订单88232呢？", f"第{n}次查询：8月31日签收。") for n in "一二三"]
+    three = run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["8月31日签收"]}), material(*said))
+    [date] = [f for f in three if f.subject == "8月31日"]
+    assert date.message_ids == ("a0", "a1", "a2") and "(a0, a1, a2); the user" in date.detail
+    four = run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["8月31日签收"]}), material(*said, ("还有吗？", "8月31日签收。")))
+    [date] = [f for f in four if f.subject == "8月31日"]
+    assert date.message_ids == ("a0", "a1", "a2", "a3") and "(a0, a1, a2 …); the user" in date.detail
+
+
+def test_abandoning_another_matter_withdraws_no_condition():
+    mat = material(("给妈妈买iPad，只要银色。", "好的。"), ("保护壳先不买了。", "好的。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad"]}), mat)] == ["只要银色"]
+
+
+def test_dropping_a_matter_named_only_by_the_message_before_withdraws_only_what_it_shares():
+    mat = material(("给妈妈买iPad，只要银色。", "好的。"), ("AirPods Max现在多少钱？", "3999元。"), ("算了，先不买了。", "好的。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad"]}), mat)] == ["只要银色"]
+
+
+def test_a_hold_the_parent_kept_is_withdrawn_by_a_later_go_ahead_about_it():
+    parent = zh(**{R: ["暂缓：送修申请周五之前先别提交"]})
+    go_ahead = material(("现在可以提交送修申请了，我同意提交。", "好的。"), ("包装也准备好了。", "好的。"), start=3)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), go_ahead, parent=parent) == []
+    other = material(("保护壳的订单我同意了。", "好的。"), start=3)
+    assert "送修申请周五之前先别提交" in [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), other,
+                                                         parent=parent)]
+
+
+def test_a_hold_the_parent_kept_needs_a_go_ahead_sharing_terms_worth_two():
+    parent = en(**{R: ["On hold: do not file the claim before Friday, hold off"]})
+    go_ahead = material(("Go ahead with the claim now.", "Filing it."), start=3)
+    assert run(c.LOST_CONSTRAINT, en(**{R: ["Claim"]}), go_ahead, parent=parent) == []
+
+
+def test_the_proof_of_a_condition_said_twice_is_the_first_message_that_stated_it():
+    mat = material(("给妈妈买iPad，只要银色。", "好的。"), ("对，只要银色。", "好的。"))
+    [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad"]}), mat)
+    assert (finding.subject, finding.message_ids) == ("只要银色", ("u0",))
+
+
+def test_a_condition_the_parent_kept_names_the_latest_user_who_said_it():
+    parent = zh(**{R: ["为妈妈买iPad，只要银色（原话：只要银色）"]})
+    earlier = material(("给妈妈买iPad，只要银色。", "好的。"), ("对，只要银色。", "好的。"))
+    [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad"]}), material(("寄修要多久？", "3天。"), start=2),
+                    parent=parent, earlier=[earlier])
+    assert finding.message_ids == ("u1",)
+    assert finding.detail == ("The user's condition “只要银色” (u1) is missing from this note although the previous "
+                              "note kept it: no line keeps “只要” with its values, and the user has not withdrawn it.")
+
+
+def test_a_condition_only_the_parent_stated_names_no_message():
+    parent = zh(**{R: ["为妈妈买iPad，只要银色"]})
+    [finding] = run(c.LOST_CONSTRAINT, zh(**{R: ["为妈妈买iPad"]}), material(("寄修要多久？", "3天。"), start=2),
+                    parent=parent)
+    assert finding.message_ids == ()
+    assert finding.detail == ("The user's condition “只要银色” is missing from this note although the "
+                              "previous note kept it: no line keeps “只要” with its values, and the user has not "
+                              "withdrawn it.")
+
+
+def test_acknowledgements_in_several_clauses_are_no_new_matter():
+    parent = zh(**{R: ["左耳无声，寄回本店修"]})
+    mat = material(("好的，明白，辛苦了。", "不客气。"), start=3)
+    grown = zh(**{R: ["左耳无声，寄回本店修，用户表示明白"]})
+    assert where(run(c.GROWTH_WITHOUT_NEW_MATTERS, grown, mat, parent=parent)) == [
+        (c.GROWTH_WITHOUT_NEW_MATTERS, None, None)]
+
+
+def test_a_retracted_consent_is_found_after_a_consent_that_still_stands():
+    mat = material(*[(p.user_text, p.assistant_text) for p in CONSENT_THEN_HOLD.pairs[:3]],
+                   ("邮费到付的话，同意寄回你们店修。", "好的。"), *[(p.user_text, p.assistant_text)
+                                                            for p in CONSENT_THEN_HOLD.pairs[3:]])
+    note = zh(**{R: ["寄回本店修（原话：同意寄回你们店修）", REPAIR_LINE]})
+    assert where(run(c.RETRACTED_CONSENT, note, mat)) == [(c.RETRACTED_CONSENT, R, 3)]
+
+
+def test_a_go_ahead_lifts_a_hold_only_the_parent_stated_when_it_shares_terms_worth_two():
+    parent = zh(**{R: ["暂缓：送修申请周五之前先别提交"]})
+    lifted = material(("可以提交申请了，我同意。", "好的。"), start=3)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), lifted, parent=parent) == []
+    kept = material(("送修我同意了。", "好的。"), start=3)
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), kept, parent=parent)] == [
+        "送修申请周五之前先别提交"]
+
+
+def test_a_short_go_ahead_right_after_the_users_hold_lifts_the_hold_the_parent_kept():
+    parent = zh(**{R: ["暂缓：送修申请周五之前先别提交（原话：送修申请周五之前先别提交）"]})
+    earlier = material(("送修申请周五之前先别提交。", "好的。"))
+    lifted = material(("好，可以了，我同意。", "好的，这就提交。"), start=1)
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), lifted, parent=parent, earlier=[earlier]) == []
+
+
+def test_a_line_marked_abandoned_is_no_question_record_whatever_the_scopes_question_words():
+    scope = v.DEFAULT.extended({v.QUESTION: {v.EN: [r"\babandoned\b"]}})
+    mat = material(("What would the premium seat upgrade cost?", "$640."), ("Forget about the upgrade.", "Okay."))
+    note = en(**{R: ["Abandoned: user asked what the upgrade would cost"]})
+    assert c.check_note(note, parent=None, material=mat, chain=c.ChainHistory.from_materials([mat]), vocabulary=scope,
+                        codes=[c.QUESTION_AS_REQUIREMENT]) == []
+    asked = en(**{R: ["User asked what the upgrade would cost"]})
+    assert len(c.check_note(asked, parent=None, material=mat, chain=c.ChainHistory.from_materials([mat]),
+                            vocabulary=scope, codes=[c.QUESTION_AS_REQUIREMENT])) == 1
+
+
+def test_a_later_question_repeating_a_holds_words_does_not_lift_it():
+    mat = material(("送修申请周五之前先别提交。", "好的。"), ("你记下“送修申请周五之前先别提交”这句了吗？", "记下了。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), mat)] == ["送修申请周五之前先别提交"]

@@ -140,3 +140,153 @@ def test_an_older_corpus_keeps_its_own_answers_after_it_was_extended():
     new = old.extended(["下周再说"])
     assert "下周再说" in new and new.closest("下周再说吧") == 1 and new.holding("下周") == [1]
     assert "下周再说" not in old and old.closest("下周再说吧") is None and old.holding("下周") == []
+
+
+# --- issue 14's faster ways, each checked against the plain way ----------------------------------------------
+
+
+def _closest_question_plainly(d, terms):
+    """The rule as first written: a score per message, then the best (points, order)."""
+    score: dict[int, int] = {}
+    for term in terms:
+        orders = d.questions_with(term)
+        if orders:
+            points = 2 if term[0].isascii() else 1
+            for order in orders:
+                score[order] = score.get(order, 0) + points
+    best = max(((points, order) for order, points in score.items() if points >= 2), default=None)
+    return best[1] if best else None
+
+
+def _repair_input():
+    from compaction.drift.input import DriftInput
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    return DriftInput(note=script.NOTES[0], parent=None, material=materials[-1],
+                      chain=ChainHistory.from_materials(materials), vocabulary=v.DEFAULT)
+
+
+def test_the_closest_question_is_the_one_the_plain_score_finds():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    d = _repair_input()
+    known = sorted(d.chain.questions_by_term)
+    assert len(known) > 20 and any(t[0].isascii() for t in known) and any(not t[0].isascii() for t in known)
+    found = [d.closest_question(frozenset(u.terms)) for u in d.users if u.asks_question]
+    assert any(f is not None for f in found)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.frozensets(st.sampled_from(known + ["未见过", "zzz"]), max_size=12))
+    def agrees(terms):
+        assert d.closest_question(terms) == _closest_question_plainly(d, terms)
+
+    agrees()
+    for u in d.users:
+        assert d.closest_question(frozenset(u.terms)) == _closest_question_plainly(d, u.terms)
+
+
+def test_a_tie_goes_to_the_latest_question_and_one_chinese_term_is_not_enough():
+    from compaction.drift.input import DriftInput
+
+    from .helpers import material
+
+    mat = material(("寄修大概几天能寄回来？", "好"), ("AirPods 寄修要多久？", "好"), ("寄修大概几天能好？", "好"))
+    d = DriftInput(note=_repair_input().text, parent=None, material=mat, chain=ChainHistory(), vocabulary=v.DEFAULT)
+    assert d.closest_question(frozenset({"寄修", "几天"})) == 2  # orders 0 and 2 both score 2: the latest
+    assert d.closest_question(frozenset({"回来"})) is None  # one Chinese term is worth 1
+    assert d.closest_question(frozenset({"airpods"})) == 1  # a Latin word is worth 2
+    assert d.closest_question(frozenset()) is None
+
+
+def test_a_full_memo_forgets_its_older_half_and_answers_the_same():
+    calls = []
+
+    @r.memoised
+    def length(text):
+        calls.append(text)
+        return len(text)
+
+    texts = [f"t{i}" for i in range(r._MEMO + 1)]
+    assert [length(t) for t in texts] == [len(t) for t in texts]
+    assert len(calls) == len(texts)
+    assert length(texts[-2]) == len(texts[-2]) and len(calls) == len(texts)  # a newer text: still remembered
+    assert length(texts[0]) == len(texts[0]) and len(calls) == len(texts) + 1  # an older one: read again
+
+    memo = {i: i for i in range(10)}
+    r.forget_older_half(memo)
+    assert list(memo) == [5, 6, 7, 8, 9]
+
+
+def test_read_once_computes_a_property_once_per_instance():
+    class Thing:
+        def __init__(self):
+            self.reads = 0
+
+        @r.read_once
+        def value(self):
+            """What the thing says."""
+            self.reads += 1
+            return [self.reads]
+
+    a, b = Thing(), Thing()
+    assert a.value is a.value and a.value == [1] and a.reads == 1
+    assert b.value == [1] and b.reads == 1
+    assert Thing.value.__doc__ == "What the thing says." and isinstance(Thing.value, r.read_once)
+
+
+def test_the_collector_is_paused_while_a_note_is_checked_and_left_as_the_caller_had_it():
+    import gc
+
+    from compaction.drift import checkers as c
+
+    from compaction.handoff import note as notes
+
+    from .helpers import material
+
+    seen = []
+    real = c.DriftInput
+
+    class Watching(real):
+        def __init__(self, **kwargs):
+            seen.append(gc.isenabled())
+            super().__init__(**kwargs)
+
+    mat = material(("左耳没声音了", "好的"))
+    note = _repair_input().text
+    was = gc.isenabled()
+    try:
+        c.DriftInput = Watching
+        gc.enable()
+        c.check_note(note, parent=None, material=mat, chain=ChainHistory())
+        assert seen == [False] and gc.isenabled()
+        gc.disable()
+        c.check_note(note, parent=None, material=mat, chain=ChainHistory())
+        assert seen == [False, False] and not gc.isenabled()  # paused by the caller: still paused
+        gc.enable()
+        with pytest.raises(notes.MalformedNote):  # raised while paused: resumed all the same
+            c.check_note("no sections at all", parent=None, material=mat, chain=ChainHistory())
+        assert seen == [False, False, False] and gc.isenabled()
+    finally:
+        c.DriftInput = real
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def test_remembered_values_stay_within_their_limit_when_the_memo_forgets_its_older_half():
+    reader = rd.Reader(v.DEFAULT.extended({}))
+    reader.remember(("chain index", 0), 0, limit=2)
+    for i in range(50):
+        reader.kept(("filler", i), "x", lambda: i)
+    reader.remember(("chain index", 1), 1, limit=2)
+    reader.remember(("chain index", 2), 2, limit=2)
+    r.forget_older_half(reader._memo)  # the oldest readings go; the two newest values stay
+    for i in range(3, 6):
+        reader.remember(("chain index", i), i, limit=2)
+    kept = [k for k in reader._memo if k[0] == "chain index" and k[1] != "names"]
+    assert sorted(kept) == [("chain index", 4), ("chain index", 5)]
+    assert reader.remembered(("chain index", 5)) == 5 and reader.remembered(("chain index", 3)) is None
