@@ -46,6 +46,16 @@ the full validator: an ``observer`` sees the view after every single
 removal and the validator finds nothing in it. The output is validated in
 full once more by the assembler. A step's ``tokens_after`` is the running count (the notes are
 counted exactly once, at the end; the report's ``tokens_after`` is exact).
+
+The cost follows the budget, not the run: the middle is counted exactly
+from its last candidate back (the newest plain turns, then the newest
+rings) only until those counted alone overflow the room the protected
+units leave. Every older candidate is then dropped whatever its size — the
+request without it still holds the counted ones, so it cannot fit — and is
+never counted: the removals, the output and ``tokens_after`` are the same
+as counting everything (``count_all``; the property tests hold the two to
+the same answer). A step whose running count still holds units never
+counted reports a lower bound there and says so (``tokens_exact: false``).
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .buckets import MIDDLE, PREFIX, RING, Unit
+from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message
 from .errors import InvariantBroken
@@ -84,6 +94,7 @@ class TrimOutcome:
     fits: bool
     summary_used: bool
     steps: list[dict] = field(default_factory=list)
+    uncounted: int = 0  # middle units dropped without ever being counted
 
 
 def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[str]:
@@ -137,19 +148,46 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
          ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
-         gone: frozenset = frozenset(),
+         gone: frozenset = frozenset(), tokens: Callable[[Message], int] | None = None, count_all: bool = False,
          observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
     """``gone``: (input index, call id) of ledger entries already out of the
     raw messages (folded by the tool loop); the ledger note names them from
-    the start."""
+    the start. ``tokens`` counts one message exactly (the assembler's memo;
+    default ``count_message``) for the units not counted yet; ``count_all``
+    counts every unit instead of only those the budget needs."""
+    if tokens is None:
+        def tokens(m: Message) -> int:
+            return count_message(m, count)
     kept = [True] * len(units)
-    kept_tokens = sum(u.tokens for u in units)
     middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
     # The note stands where the middle began; with no middle, before the
     # suffix (or at the end).
     anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
     candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
                  [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
+    protected = sum(measure(u, messages, tokens) for u in units if u.bucket != MIDDLE)
+    # ``forced``: candidates[:forced + 1] are removed whatever their size.
+    # Counted from the newest back, candidates[forced:] alone need more than
+    # the room the protected units leave; each request the removal loop
+    # weighs before candidate p <= forced still holds all of them (every
+    # count is >= 0), so it is over budget and candidate p goes. Only
+    # candidates[forced:] are counted.
+    forced = -1
+    if count_all:
+        for _, k in candidates:
+            measure(units[k], messages, tokens)
+    else:
+        room = budget - fixed_tokens - protected
+        newer = 0
+        for p in range(len(candidates) - 1, -1, -1):
+            newer += measure(units[candidates[p][1]], messages, tokens)
+            if newer > room:
+                forced = p
+                break
+    # While units never counted are still in the request, the running count
+    # holds their lower bound (``unit_floor``); they all go by ``forced``.
+    kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+    uncounted_kept = max(forced, 0)
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
@@ -248,6 +286,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     steps: list[dict] = []
     phase_counts = {DROP_RINGS: 0, DROP_TURNS: 0, TIGHTEN: 0}
     phase_tokens: dict[str, int] = {}
+    phase_exact: dict[str, bool] = {}
     phase_violations: dict[str, int] = {}
     current = {"phase": None}
 
@@ -260,7 +299,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         phase_violations.setdefault(phase, 0)
 
     def drop(phase: str, k: int) -> None:
-        nonlocal kept_tokens
+        nonlocal kept_tokens, uncounted_kept
         if current["phase"] not in (None, phase):
             check(current["phase"])
         current["phase"] = phase
@@ -269,7 +308,9 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             phase_violations[phase] = phase_violations.get(phase, 0) + 1
             raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
         kept[k] = False
-        kept_tokens -= unit.tokens
+        if unit.tokens is None:
+            uncounted_kept -= 1
+        kept_tokens -= unit_floor(unit)
         dropped.append(unit)
         if unit.kind == RING and by_key:
             index = messages[unit.start].index
@@ -279,16 +320,17 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                     out_of_view.add(n)
                     account(n)
         phase_counts[phase] += 1
+        phase_exact[phase] = uncounted_kept == 0
         if observer is not None:
             observer(phase, view(ledger_note() if exact_ledger_cost() else None)[0])
 
     # Steps 1-2: oldest middle rings, then oldest plain turns, until the
     # request (with the ledger note once a side effect went) fits; then
-    # ``tighten`` more.
+    # ``tighten`` more. Candidates up to ``forced`` go without weighing.
     extra = tighten
     position = 0
     for phase, k in candidates:
-        if total() <= budget:
+        if position > forced and total() <= budget:
             if extra <= 0:
                 break
             extra -= 1
@@ -313,7 +355,6 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         # Step 3: the summary note takes the ledger note's place. It may use
         # up to ``summary_max_tokens``; room for it is made by removing more
         # middle units in the same order, never more than the note needs.
-        protected = sum(u.tokens for u in units if u.bucket != MIDDLE)
         room_max = budget - fixed_tokens - protected
         target = min(config.summary_max_tokens, room_max)
         while True:
@@ -342,6 +383,8 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             note = ledger_note() if exact_ledger_cost() else None
             note_cost = exact_ledger_cost()
 
+    if uncounted_kept:
+        raise InvariantBroken(f"{uncounted_kept} middle units kept without an exact count")
     if current["phase"] is not None:
         check(current["phase"])
     for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
@@ -349,6 +392,8 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             continue
         step = {"step": phase, "dropped": phase_counts[phase],
                 "tokens_after": phase_tokens.get(phase, fixed_tokens + kept_tokens)}
+        if not phase_exact.get(phase, True):
+            step["tokens_exact"] = False  # a lower bound: units never counted were still in
         if phase in phase_violations:
             step["violations"] = phase_violations[phase]
         steps.append(step)
@@ -363,5 +408,6 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     # included, is validated in full by the assembler.)
     steps.append(note_step)
     return TrimOutcome(messages=final, buckets=buckets, dropped=dropped, note=note, tokens_after=tokens_after,
-                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps)
+                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps,
+                       uncounted=sum(1 for u in dropped if u.tokens is None))
 
