@@ -166,28 +166,6 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
                  [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
     protected = sum(measure(u, messages, tokens) for u in units if u.bucket != MIDDLE)
-    # ``forced``: candidates[:forced + 1] are removed whatever their size.
-    # Counted from the newest back, candidates[forced:] alone need more than
-    # the room the protected units leave; each request the removal loop
-    # weighs before candidate p <= forced still holds all of them (every
-    # count is >= 0), so it is over budget and candidate p goes. Only
-    # candidates[forced:] are counted.
-    forced = -1
-    if count_all:
-        for _, k in candidates:
-            measure(units[k], messages, tokens)
-    else:
-        room = budget - fixed_tokens - protected
-        newer = 0
-        for p in range(len(candidates) - 1, -1, -1):
-            newer += measure(units[candidates[p][1]], messages, tokens)
-            if newer > room:
-                forced = p
-                break
-    # While units never counted are still in the request, the running count
-    # holds their lower bound (``unit_floor``); they all go by ``forced``.
-    kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
-    uncounted_kept = max(forced, 0)
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
@@ -205,11 +183,18 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def gone_lines() -> list[str]:
         return [ledger[n].line() for n in sorted(out_of_view)]
 
-    def account(n: int) -> None:
+    def header_cost() -> int:
         nonlocal header_tokens
         if not header_tokens:
             header_tokens = count_message(note_message(format, ledger_note_text([]), LEDGER_NOTE), count) + 1
-        line_tokens[n] = count(ledger[n].line()) + 1
+        return header_tokens
+
+    def line_cost(n: int) -> int:
+        return count(ledger[n].line()) + 1
+
+    def account(n: int) -> None:
+        header_cost()
+        line_tokens[n] = line_cost(n)
         estimate["tokens"] += line_tokens[n]
 
     for n in sorted(out_of_view):
@@ -235,6 +220,54 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
 
     def total() -> int:
         return fixed_tokens + kept_tokens + ledger_cost()
+
+    # ``forced``: candidates[:forced + 1] are removed whatever their size,
+    # and only candidates[forced:] are ever counted. Before candidate p the
+    # removal loop weighs the request without candidates[:p]: the protected
+    # units, candidates[p:] and the ledger estimate L(p) (the header and a
+    # line per side effect of the rings before p). Counted from the newest
+    # back down to ``forced``, with F(p) the lower bounds of candidates[:p]
+    # (``unit_floor``; every count is >= 0), each such request for p <= forced
+    # needs at least S(forced) + F(forced) - F(p) + L(p) — S the exact
+    # count of candidates[forced:] — and the minimum of that over p already
+    # exceeds the room the protected units leave: so each of them is over
+    # budget and candidate p goes. (Without a pinned ledger L is 0 and the
+    # minimum is S(forced) alone.)
+    forced = -1
+    if count_all:
+        for _, k in candidates:
+            measure(units[k], messages, tokens)
+    elif candidates:
+        room = budget - fixed_tokens - protected
+        floors = lowest = None
+        if pin_ledger and by_key:
+            # F(p) and min over p' <= p of L(p') - F(p'), for every p.
+            seen = set(out_of_view)
+            ledger_now = ledger_cost()
+            floor_now = 0
+            floors, lowest = [0], [ledger_now]
+            for _, k in candidates:
+                unit = units[k]
+                floor_now += unit_floor(unit)
+                if unit.kind == RING:
+                    index = messages[unit.start].index
+                    for cid in unit.call_ids:
+                        n = by_key.get((index, cid))
+                        if n is not None and n not in seen:
+                            seen.add(n)
+                            ledger_now += line_cost(n) + (0 if len(seen) > 1 else header_cost())
+                floors.append(floor_now)
+                lowest.append(min(lowest[-1], ledger_now - floor_now))
+        newer = 0
+        for p in range(len(candidates) - 1, -1, -1):
+            newer += measure(units[candidates[p][1]], messages, tokens)
+            if newer + (floors[p] + lowest[p] if floors is not None else 0) > room:
+                forced = p
+                break
+    # While units never counted are still in the request, the running count
+    # holds their lower bound (``unit_floor``); they all go by ``forced``.
+    kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+    uncounted_kept = sum(1 for _, k in candidates[:max(forced, 0)] if units[k].tokens is None)
 
     def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
         """The summary note of what was removed, at most ``cap`` tokens — or
