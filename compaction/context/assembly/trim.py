@@ -49,10 +49,12 @@ counted exactly once, at the end; the report's ``tokens_after`` is exact).
 
 The cost follows the budget, not the run: the middle is counted exactly
 from its last candidate back (the newest plain turns, then the newest
-rings) only until those counted alone overflow the room the protected
-units leave. Every older candidate is then dropped whatever its size — the
-request without it still holds the counted ones, so it cannot fit — and is
-never counted: the removals, the output and ``tokens_after`` are the same
+rings) only until those counted — with the ledger note's estimate and a
+lower bound of every older unit — overflow the room the protected units
+leave (``forced`` below). Every older candidate is then dropped whatever
+its size — each request the removal loop would weigh before it still
+holds the counted ones, so it cannot fit — and is never counted: the
+removals, the output and ``tokens_after`` are the same
 as counting everything (``count_all``; the property tests hold the two to
 the same answer). A step whose running count still holds units never
 counted reports a lower bound there and says so (``tokens_exact: false``).

@@ -201,6 +201,31 @@ def test_a_run_far_over_its_budget_is_counted_only_as_far_as_the_budget_holds():
     assert sum(counter(t) for t in recording.seen) < eager.report.tokens_before / 3
 
 
+def test_repaired_and_loop_folded_runs_agree_too():
+    """When the messages trimmed are not the input's (placeholder results
+    added, tool rounds folded), ``tokens_before`` is still over the input,
+    a lower bound of it when units went uncounted."""
+    messages = long_run(200)
+    del messages[3 + 3 * 50]  # the result of call c50: repaired with a placeholder
+    messages[-1:] = [{"role": "user", "content": "and now?"}] + [m for n in range(200, 210) for m in (
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": "search_flights", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": f"result {n} " + "y" * 300})]
+    exact = count_request(parse("openai", messages).messages, counter)
+    bounds = []
+    for budget in (1500, 4000, 20000, exact + 100):
+        config = {"model_input_limit": limit_for(budget), "on_pairing_error": "synthesize_error_results",
+                  "loop": {"trigger_tool_rounds": 3, "recent_tool_rounds": 2}}
+        lazy = run("openai", messages, None, config)
+        assert_same(lazy, run("openai", messages, None, config, count_all=True))
+        assert lazy.report.repairs and lazy.report.events[-1]["event"] == "compacted"
+        assert lazy.report.tokens_after == sent_tokens("openai", lazy, counter) <= budget
+        assert lazy.report.tokens_before <= exact
+        assert lazy.report.tokens_before_exact is (lazy.report.tokens_before == exact)
+        bounds.append(lazy.report.tokens_before_exact)
+    assert bounds == [False, False, False, True]  # the shortcut taken, then the whole run fitting
+
+
 def test_a_run_that_fits_is_counted_whole_and_reported_exactly():
     messages = long_run(5)
     lazy = assemble(format="openai", messages=messages, config={"model_input_limit": 10**7}, counter=counter)
