@@ -28,7 +28,8 @@ MODULES: dict[str, dict] = {
                       "compaction.context.assembly.counting.xǁMessageTokensǁ*"],
     },
     "compaction/context/assembly/buckets.py": {
-        "tests": ["tests/compaction/context/assembly/test_lazy_counting.py"],
+        "tests": ["tests/compaction/context/assembly/test_lazy_counting.py",
+                  "tests/compaction/context/assembly/test_counting.py"],
         "functions": ["compaction.context.assembly.buckets.x_measure__mutmut_*",
                       "compaction.context.assembly.buckets.x_unit_floor__mutmut_*"],
     },

@@ -135,3 +135,20 @@ def test_the_lower_bounds_are_what_a_message_counts_when_every_text_counts_nothi
         count_message(m, nothing) for m in anthropic[1:])
     ring.tokens = 99  # once counted, the count itself
     assert unit_floor(ring) == 99
+
+
+def test_one_assembly_counts_each_message_once_and_knows_which_it_counted():
+    from compaction.context.assembly.counting import MessageTokens
+
+    asked: list[str] = []
+
+    def counting(text: str) -> int:
+        asked.append(text)
+        return words(text)
+
+    a, b = from_openai([user("one two"), user("one two")])  # equal, but two messages
+    tokens = MessageTokens(counting)
+    assert not tokens.known(a) and not tokens.known(b)
+    assert tokens(a) == tokens(a) == count_message(a, words) == MESSAGE_OVERHEAD + 2
+    assert asked == ["one two"] and tokens.known(a) and not tokens.known(b)
+    assert tokens(b) == MESSAGE_OVERHEAD + 2 and asked == ["one two", "one two"] and tokens.known(b)
