@@ -41,7 +41,10 @@ def count_tokens(text: str) -> int:
     encoding = _encoding()
     if encoding is None:
         return estimate_tokens(text)
-    return len(encoding.encode(text, disallowed_special=()))
+    # Special-token text (``<|endoftext|>``) counts as plain text: tiktoken's
+    # ``encode_ordinary`` is ``encode(text, disallowed_special=())`` without
+    # the scan for special tokens, so a little faster.
+    return len(encoding.encode_ordinary(text))
 
 
 def token_estimator_name() -> str:

@@ -160,8 +160,13 @@ class LedgerEntrySerializer(serializers.Serializer):
 
 class AssemblyReportSerializer(serializers.Serializer):
     format = serializers.CharField()
-    tokens_before = serializers.IntegerField()
-    tokens_after = serializers.IntegerField()
+    tokens_before = serializers.IntegerField(
+        help_text="tokens of the whole input; a lower bound when tokens_before_exact is false")
+    tokens_before_exact = serializers.BooleanField(
+        help_text="false when trimming dropped old units without counting them (the budget was already full): "
+                  "then tokens_before, the middle bucket's tokens and a step marked tokens_exact: false are "
+                  "lower bounds; tokens_after is always exact")
+    tokens_after = serializers.IntegerField(help_text="tokens of the request as sent: always exact")
     budget = serializers.IntegerField()
     dropped_rings = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()),
                                           help_text="input indices of each ring trimmed away")
@@ -252,7 +257,8 @@ RESPONSE_EXAMPLE = {
                                                "resource=ZFA04Y status=ok"},
                  {"role": "assistant", "content": "Reservation ZFA04Y is cancelled."},
                  {"role": "user", "content": "Thanks. Book me the 10:00 flight instead."}],
-    "report": {"format": "openai", "tokens_before": 20512, "tokens_after": 2980, "budget": 3000,
+    "report": {"format": "openai", "tokens_before": 20512, "tokens_before_exact": False, "tokens_after": 2980,
+               "budget": 3000,
                "dropped_rings": [[2, 3], [4, 5]], "dropped_turns": [], "summary_used": False,
                "ledger": [{"call_id": "call_2", "tool": "cancel_reservation", "idempotency_key": "sha256:5e1f0c3a9b2d4e6f",
                            "resource_id": "ZFA04Y", "status": "ok", "index": 4, "result_index": 5,

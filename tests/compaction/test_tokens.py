@@ -9,6 +9,12 @@ def test_counts_with_the_offline_tiktoken_encoding():
     assert tokens.count_tokens("") == 0
 
 
+def test_special_token_text_counts_as_plain_text():
+    encoding = tokens._encoding()
+    text = "before <|endoftext|> after <|fim_prefix|>"
+    assert tokens.count_tokens(text) == len(encoding.encode(text, disallowed_special=())) > 5
+
+
 def test_the_fallback_estimate_counts_cjk_one_each_and_the_rest_four_to_a_token(monkeypatch):
     monkeypatch.setattr(tokens, "_encoding", lambda: None)
     assert tokens.token_estimator_name().startswith("estimate:")

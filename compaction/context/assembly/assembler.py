@@ -28,7 +28,18 @@ it would reject is never returned (``InvariantBroken``).
 
 Speed (issue 15: p99 under 50 ms at 5,000 messages, linear cost): every
 text is counted once per process (``counting.CachedCounter``) and every
-message once per assembly; each pass over the messages is linear; and the
+message at most once per assembly (``counting.MessageTokens``), and only
+when its exact size matters: the protected buckets, the tool loop's working
+region, and the middle from the newest unit back until the budget is full
+(``trim``) — a run far over its budget costs what the budget holds, not
+what the run holds, even when no text was counted before (a REST request
+brings its run fresh). What is sent is always counted exactly, so
+``tokens_after`` is exact; ``tokens_before`` and the middle bucket's tokens
+are exact too unless trimming dropped units it never had to count: then
+they are lower bounds and the report says so (``tokens_before_exact``,
+``tokens_exact: false``). ``count_all`` counts everything (the desk
+inspector does). Refusals count the whole input, so their sizes are exact.
+Each pass over the messages is linear; and the
 cyclic garbage collector is paused while one assembly runs
 (``_gc_paused``): an assembly allocates tens of thousands of short-lived,
 acyclic objects (freed by reference counting the moment it returns), and
@@ -54,17 +65,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from .adapters import parse, render_messages, render_system
-from .buckets import MIDDLE, PREFIX, RING, SUFFIX, Unit, assign_buckets, split_units
+from .buckets import MIDDLE, PREFIX, RING, SUFFIX, Unit, assign_buckets, measure, split_units, unit_floor
 from .config import AssemblyConfig, SYNTHESIZE_ERROR_RESULTS
 from .counting import (
     REQUEST_OVERHEAD,
+    MessageTokens,
     TextCounter,
     canonical_json,
-    count_message,
     count_system,
     count_tools,
     counter_name,
     default_counter,
+    message_floor,
 )
 from .errors import InvariantBroken, OverBudgetError, PairingError, RequestFormatError
 from .ledger import LedgerEntry, build_ledger
@@ -78,8 +90,8 @@ from .validator import validate
 @dataclass
 class AssemblyReport:
     format: str
-    tokens_before: int
-    tokens_after: int
+    tokens_before: int  # a lower bound when not tokens_before_exact
+    tokens_after: int  # always exact: what is sent
     budget: int
     dropped_rings: list[list[int]]
     dropped_turns: list[int]
@@ -95,11 +107,13 @@ class AssemblyReport:
     messages_after: int = 0
     token_counter: str = ""
     seconds: float = 0.0
+    tokens_before_exact: bool = True
 
     def as_dict(self) -> dict:
         return {
             "format": self.format,
             "tokens_before": self.tokens_before,
+            "tokens_before_exact": self.tokens_before_exact,
             "tokens_after": self.tokens_after,
             "budget": self.budget,
             "dropped_rings": [list(r) for r in self.dropped_rings],
@@ -140,14 +154,18 @@ def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
     return found if None not in found else [i for i in found if i is not None]
 
 
-def _bucket_summary(units: Sequence[Unit], messages: Sequence[Message]) -> dict:
+def _bucket_summary(units: Sequence[Unit]) -> dict:
+    """Messages, rings and tokens per bucket; a bucket holding units never
+    counted gets a lower bound of its tokens and ``tokens_exact: false``."""
     summary = {bucket: {"messages": 0, "rings": 0, "tokens": 0} for bucket in (PREFIX, SUFFIX, MIDDLE)}
     for u in units:
         row = summary[u.bucket]
         row["messages"] += u.stop - u.start
-        row["tokens"] += u.tokens
+        row["tokens"] += unit_floor(u)
         if u.kind == RING:
             row["rings"] += 1
+        if u.tokens is None:
+            row["tokens_exact"] = False
     return summary
 
 
@@ -189,7 +207,7 @@ def prefix_hash(format: str, tools: Any, system: Any, leading: list[dict]) -> st
 
 def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | Mapping[str, Any],
              system: Any = None, tools: Any = None, counter: TextCounter | None = None,
-             summariser: LoopSummariser | None = None, tighten: int = 0,
+             summariser: LoopSummariser | None = None, tighten: int = 0, count_all: bool = False,
              observer: Callable[[str, list[Message]], None] | None = None) -> AssemblyResult:
     """Assemble the next model request (SPEC §9, §10).
 
@@ -199,7 +217,9 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
     or its JSON form; ``counter``: a text counter (default tiktoken);
     ``summariser``: the §10 work-summary writer (default the offline
     builder); ``tighten``: remove that many more units than the budget
-    needs (``retry``); ``observer``: called with every intermediate view.
+    needs (``retry``); ``count_all``: count every message exactly, not
+    only those the budget needs (the same output; ``tokens_before`` always
+    exact); ``observer``: called with every intermediate view.
 
     Raises ``RequestFormatError``, ``ConfigError``, ``PairingError`` or
     ``OverBudgetError``; each has ``as_dict()`` for the response body.
@@ -208,12 +228,14 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
         if paused and summariser is not None:
             summariser = _GcResumed(summariser)
         return _assemble(format=format, messages=messages, config=config, system=system, tools=tools,
-                         counter=counter, summariser=summariser, tighten=tighten, observer=observer)
+                         counter=counter, summariser=summariser, tighten=tighten, count_all=count_all,
+                         observer=observer)
 
 
 def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | Mapping[str, Any],
               system: Any, tools: Any, counter: TextCounter | None, summariser: LoopSummariser | None,
-              tighten: int, observer: Callable[[str, list[Message]], None] | None) -> AssemblyResult:
+              tighten: int, count_all: bool,
+              observer: Callable[[str, list[Message]], None] | None) -> AssemblyResult:
     started = time.perf_counter()
     cfg = AssemblyConfig.coerce(config)
     if format not in FORMATS:
@@ -223,20 +245,15 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
     msgs: list[Message] = transcript.messages
     budget = cfg.budget
     fixed = REQUEST_OVERHEAD + count_tools(tools, count) + count_system(transcript.system, count)
-    input_tokens = [count_message(m, count) for m in msgs]
-    tokens_of = {id(m): t for m, t in zip(msgs, input_tokens)}
-
-    def tokens(m: Message) -> int:
-        value = tokens_of.get(id(m))
-        if value is None:
-            value = tokens_of[id(m)] = count_message(m, count)
-        return value
-
-    tokens_before = fixed + sum(input_tokens)
+    tokens = MessageTokens(count)  # each message counted once, when its size is needed
     steps: list[dict] = []
 
+    def exact_tokens_before() -> int:
+        return fixed + sum(tokens(m) for m in transcript.messages)
+
     def partial(**extra: Any) -> dict:
-        return {"format": format, "tokens_before": tokens_before, "budget": budget, "steps": list(steps),
+        # A refusal's figures are exact: the whole input is counted.
+        return {"format": format, "tokens_before": exact_tokens_before(), "budget": budget, "steps": list(steps),
                 "token_counter": counter_name(count), **extra}
 
     violations = validate(msgs, format)
@@ -257,7 +274,7 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
 
     loop = compact_tool_loop(msgs, format=format, config=cfg.loop, previous_summary=cfg.work_summary,
                              summariser=summariser or DeterministicLoopSummariser(count), count=count,
-                             max_tokens=cfg.summary_max_tokens, ledger=ledger)
+                             max_tokens=cfg.summary_max_tokens, ledger=ledger, tokens=tokens)
     loop_step = {"step": "loop_compaction", "outcome": loop.status, "folded": len(loop.folded_indices),
                  "covered": len(loop.covered_indices)}
     changed = len(loop.messages) != len(msgs) or any(a is not b for a, b in zip(loop.messages, msgs))
@@ -269,16 +286,24 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         msgs = loop.messages
     steps.append(loop_step)
 
-    unchanged = msgs is transcript.messages
-    units = assign_buckets(split_units(msgs, format, input_tokens if unchanged else [tokens(m) for m in msgs]),
-                           msgs, cfg)
-    buckets = _bucket_summary(units, msgs)
-    prefix_tokens = fixed + buckets[PREFIX]["tokens"]
-    suffix_tokens = buckets[SUFFIX]["tokens"]
-    steps.append({"step": "buckets", **{k: v["tokens"] for k, v in buckets.items()}})
-    sizes = {"budget": budget, "tokens_before": tokens_before, "protected_prefix_tokens": prefix_tokens,
-             "protected_suffix_tokens": suffix_tokens}
+    # Units are counted as trimming needs them; the protected ones always.
+    units = assign_buckets(split_units(msgs, format, None), msgs, cfg)
+    prefix_tokens = fixed + sum(measure(u, msgs, tokens) for u in units if u.bucket == PREFIX)
+    suffix_tokens = sum(measure(u, msgs, tokens) for u in units if u.bucket == SUFFIX)
+    bucket_step = {"step": "buckets"}  # filled in once trimming has counted what it needed
+    steps.append(bucket_step)
+
+    def refusal_sizes() -> tuple[dict, dict]:
+        # A refusal's figures are exact: every unit is counted.
+        for u in units:
+            measure(u, msgs, tokens)
+        buckets = _bucket_summary(units)
+        bucket_step.update({k: v["tokens"] for k, v in buckets.items()})
+        return ({"budget": budget, "tokens_before": exact_tokens_before(), "protected_prefix_tokens": prefix_tokens,
+                 "protected_suffix_tokens": suffix_tokens}, buckets)
+
     if prefix_tokens > budget:
+        sizes, buckets = refusal_sizes()
         raise OverBudgetError(
             f"The protected prefix alone (system prompts, pinned messages and tool schemas) needs "
             f"{prefix_tokens} tokens, over the input budget of {budget}; it is never cut.",
@@ -288,15 +313,31 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
     gone = set(loop.folded_indices) | set(loop.covered_indices)
     outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
                    budget=budget, tighten=tighten,
-                   gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), observer=observer)
+                   gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), tokens=tokens,
+                   count_all=count_all, observer=observer)
     steps.extend(outcome.steps)
     if not outcome.fits:
+        sizes, buckets = refusal_sizes()
         raise OverBudgetError(
             f"After removing every middle ring and turn the request still needs {outcome.tokens_after} "
             f"tokens, over the input budget of {budget}; the protected prefix and suffix (recent rings "
             f"and user turns) are never cut.",
             sizes={**sizes, "tokens_after_trimming": outcome.tokens_after, "reason": "over_budget_after_trimming"},
             report=partial(ledger=[e.as_dict() for e in ledger], buckets=buckets))
+
+    buckets = _bucket_summary(units)
+    bucket_step.update({k: v["tokens"] for k, v in buckets.items()})
+    tokens_before_exact = not outcome.uncounted
+    if not tokens_before_exact:
+        bucket_step["tokens_exact"] = False
+    if msgs is transcript.messages:  # the units are the input's messages, each once
+        tokens_before = fixed + sum(row["tokens"] for row in buckets.values())
+    elif tokens_before_exact:
+        tokens_before = exact_tokens_before()
+    else:
+        # Units trimming never had to count: their lower bound, said so.
+        known = tokens.known
+        tokens_before = fixed + sum(tokens(m) if known(m) else message_floor(m) for m in transcript.messages)
 
     # The output, validated as it will be rendered (the adapters render a
     # neutral message exactly; the round-trip tests hold them to it).
@@ -316,7 +357,8 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
                            key=lambda r: r[0] if r else -1)
     dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in _input_indices(msgs, u))
     report = AssemblyReport(
-        format=format, tokens_before=tokens_before, tokens_after=outcome.tokens_after, budget=budget,
+        format=format, tokens_before=tokens_before, tokens_before_exact=tokens_before_exact,
+        tokens_after=outcome.tokens_after, budget=budget,
         dropped_rings=dropped_rings, dropped_turns=dropped_turns, summary_used=outcome.summary_used,
         ledger=ledger, repairs=repairs,
         prefix_hash=prefix_hash(format, tools, rendered_system, leading), steps=steps, events=loop.events,

@@ -37,10 +37,10 @@ ring whose result message also carries the user's latest words is kept).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .config import FIRST_USER_MESSAGE, SECURITY_SYSTEM_PROMPT, AssemblyConfig
-from .counting import TextCounter, count_message
+from .counting import CALL_OVERHEAD, MESSAGE_OVERHEAD, TextCounter, count_message
 from .neutral import ANTHROPIC, Message
 from .notes import WORK_SUMMARY, is_work_summary_message
 
@@ -53,7 +53,7 @@ class Unit:
     kind: str  # ring | turn | system | note
     start: int  # position in the message list the units were cut from
     stop: int  # exclusive
-    tokens: int
+    tokens: int | None  # None: not counted (yet); see ``measure``
     bucket: str = MIDDLE
     reason: str | None = None  # why it is protected
     has_user_turn: bool = False
@@ -67,8 +67,10 @@ class Unit:
         return range(self.start, self.stop)
 
 
-def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int]) -> list[Unit]:
-    """Cut a VALID message list into units (rings and single messages)."""
+def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int] | None) -> list[Unit]:
+    """Cut a VALID message list into units (rings and single messages).
+    ``tokens``: each message's count, or None to leave every unit uncounted
+    (``measure`` counts one when its size is needed)."""
     units: list[Unit] = []
     n = len(messages)
     anthropic = format == ANTHROPIC
@@ -84,8 +86,8 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int])
                     j += 1
             # Only an Anthropic result message can also carry the user's words.
             user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
-            units.append(Unit(RING, i, j, tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j]), MIDDLE,
-                              None, user_turn, tuple([c.id for c in m.calls])))
+            size = None if tokens is None else tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j])
+            units.append(Unit(RING, i, j, size, MIDDLE, None, user_turn, tuple([c.id for c in m.calls])))
             i = j
             continue
         role = m.role
@@ -95,7 +97,8 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int])
             kind = NOTE
         else:
             kind = TURN
-        units.append(Unit(kind, i, i + 1, tokens[i], MIDDLE, None, role == "user" and m.is_user_turn))
+        units.append(Unit(kind, i, i + 1, None if tokens is None else tokens[i], MIDDLE, None,
+                          role == "user" and m.is_user_turn))
         i += 1
     return units
 
@@ -131,6 +134,22 @@ def assign_buckets(units: list[Unit], messages: Sequence[Message], config: Assem
     for unit in user_units[-config.recent_user_turns:]:
         protect(unit, SUFFIX, "recent_user_turn")
     return units
+
+
+def measure(unit: Unit, messages: Sequence[Message], tokens: Callable[[Message], int]) -> int:
+    """The unit's exact count (``tokens`` counts one message), counted once."""
+    if unit.tokens is None:
+        unit.tokens = sum(tokens(messages[p]) for p in range(unit.start, unit.stop))
+    return unit.tokens
+
+
+def unit_floor(unit: Unit) -> int:
+    """The unit's exact count if known, else a lower bound in O(1): every
+    message's overhead and every call's (``counting.message_floor``; the
+    calls of a ring are its first message's)."""
+    if unit.tokens is not None:
+        return unit.tokens
+    return MESSAGE_OVERHEAD * (unit.stop - unit.start) + CALL_OVERHEAD * len(unit.call_ids)
 
 
 def plan_units(messages: Sequence[Message], format: str, config: AssemblyConfig, count: TextCounter,

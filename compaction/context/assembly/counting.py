@@ -36,6 +36,17 @@ Every text is counted once per process at most: ``CachedCounter`` keeps
 counts keyed by the text (by its BLAKE2b digest past 256 characters, so the
 cache never holds long texts), because an agent resends the same history
 every turn and only the newest messages are new.
+
+Within one assembly a message is counted exactly once at most, and only
+when something needs its exact size (``MessageTokens``): what is sent, the
+protected buckets, the tool loop's working region, and the middle from the
+newest unit back until the budget is full (``trim``) — older units are
+dropped whatever their size, so a cold run costs what its budget holds, not
+what the run holds. For what is not counted, ``message_floor`` is a
+provable lower bound (the fixed overheads above; every text counts ≥ 0),
+used only in the figures the report marks as lower bounds. A text counter
+must return a non-negative count: that is what makes the bound, and the
+shortcut, sound.
 """
 
 from __future__ import annotations
@@ -193,3 +204,37 @@ def count_request(messages: Iterable[Message], count: TextCounter, *, system: Co
     """The whole request: overhead, tools, system and every message."""
     return (REQUEST_OVERHEAD + count_tools(tools, count) + count_system(system, count)
             + sum(count_message(m, count) for m in messages))
+
+
+def message_floor(message: Message) -> int:
+    """A lower bound of ``count_message(message, count)`` for any counter
+    that returns non-negative counts, without counting a text: the message's
+    fixed overheads (a call's, and an Anthropic result block's)."""
+    floor = MESSAGE_OVERHEAD + CALL_OVERHEAD * len(message.calls)
+    if message.role != "tool":
+        floor += RESULT_OVERHEAD * len(message.results)
+    return floor
+
+
+class MessageTokens:
+    """The exact counts of one assembly's messages, memoised by identity:
+    each message is counted at most once, and only when asked for. The memo
+    holds the message too, so no id is reused by another message while it
+    lives."""
+
+    __slots__ = ("count", "_known")
+
+    def __init__(self, count: TextCounter):
+        self.count = count
+        self._known: dict[int, tuple[Message, int]] = {}
+
+    def __call__(self, message: Message) -> int:
+        known = self._known.get(id(message))
+        if known is None:
+            value = count_message(message, self.count)
+            self._known[id(message)] = (message, value)
+            return value
+        return known[1]
+
+    def known(self, message: Message) -> bool:
+        return id(message) in self._known

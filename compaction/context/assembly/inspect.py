@@ -35,8 +35,9 @@ def inspect_assembly(*, format: str, messages: Sequence[Any], config: AssemblyCo
     units = assign_buckets(split_units(parsed, format, [count_message(m, count) for m in parsed]), parsed, cfg)
     result = refusal = None
     try:
+        # Every unit is listed with its tokens, so the report's are exact too.
         result = assemble(format=format, messages=messages, config=cfg, system=system, tools=tools, counter=count,
-                          summariser=summariser)
+                          summariser=summariser, count_all=True)
     except AssemblyError as error:
         refusal = error
     dropped: set[int] = set()

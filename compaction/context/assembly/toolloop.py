@@ -40,7 +40,7 @@ request. This module folds the older rounds into a rolling *work summary*.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from .buckets import RING, split_units
 from .config import LoopConfig
@@ -304,7 +304,13 @@ class LoopOutcome:
 
 def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfig | None,
                       previous_summary: str | None, summariser: LoopSummariser, count: TextCounter,
-                      max_tokens: int, ledger: Sequence[LedgerEntry] = ()) -> LoopOutcome:
+                      max_tokens: int, ledger: Sequence[LedgerEntry] = (),
+                      tokens: Callable[[Message], int] | None = None) -> LoopOutcome:
+    """``tokens``: counts one message (the assembler's memo, so a message of
+    the working region is not counted twice); default ``count_message``."""
+    if tokens is None:
+        def tokens(m: Message) -> int:
+            return count_message(m, count)
     if config is None:
         return LoopOutcome(list(messages), previous_summary, DISABLED)
     last_user = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].is_user_turn), None)
@@ -321,7 +327,7 @@ def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfi
     skip = set(in_region)
     region_kept = [m for k, m in enumerate(region) if k not in skip]
 
-    units = split_units(region_kept, format, [0] * len(region_kept))
+    units = split_units(region_kept, format, None)
     rings = [u for u in units if u.kind == RING]
     through, prev_rounds, prev_count = parse_work_summary_header(previous_text)
     covered_until = 0  # region_kept positions [0, covered_until) are covered by the previous summary
@@ -352,7 +358,7 @@ def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfi
 
     covered_indices = indices(region_kept[:covered_until])
     carried = rebuilt(summary_message(previous_text), covered_until)
-    working_tokens = sum(count_message(m, count) for m in carried[start:])
+    working_tokens = sum(tokens(m) for m in carried[start:])
 
     reason = None
     if len(raw_rings) >= config.trigger_tool_rounds:
@@ -414,7 +420,7 @@ def compact_tool_loop(messages: list[Message], *, format: str, config: LoopConfi
         # A summary that is not smaller than what it replaces is a defect of
         # the summariser, not a compaction (SPEC §6 says the same of
         # segment summaries): the raw rounds are strictly better.
-        replaced = sum(count_message(m, count) for m in stretch if not m.is_system)
+        replaced = sum(tokens(m) for m in stretch if not m.is_system)
         previous_cost = count_message(summary_message(previous_text), count) if previous_text else 0
         candidate = count_message(note_message(format, work_summary_text(
             body, through_call="x", rounds=prev_rounds + len(fold), compaction=prev_count + 1), WORK_SUMMARY), count)

@@ -46,6 +46,18 @@ the full validator: an ``observer`` sees the view after every single
 removal and the validator finds nothing in it. The output is validated in
 full once more by the assembler. A step's ``tokens_after`` is the running count (the notes are
 counted exactly once, at the end; the report's ``tokens_after`` is exact).
+
+The cost follows the budget, not the run: the middle is counted exactly
+from its last candidate back (the newest plain turns, then the newest
+rings) only until those counted — with the ledger note's estimate and a
+lower bound of every older unit — overflow the room the protected units
+leave (``forced`` below). Every older candidate is then dropped whatever
+its size — each request the removal loop would weigh before it still
+holds the counted ones, so it cannot fit — and is never counted: the
+removals, the output and ``tokens_after`` are the same
+as counting everything (``count_all``; the property tests hold the two to
+the same answer). A step whose running count still holds units never
+counted reports a lower bound there and says so (``tokens_exact: false``).
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .buckets import MIDDLE, PREFIX, RING, Unit
+from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message
 from .errors import InvariantBroken
@@ -84,6 +96,7 @@ class TrimOutcome:
     fits: bool
     summary_used: bool
     steps: list[dict] = field(default_factory=list)
+    uncounted: int = 0  # middle units dropped without ever being counted
 
 
 def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[str]:
@@ -137,19 +150,24 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
          ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
-         gone: frozenset = frozenset(),
+         gone: frozenset = frozenset(), tokens: Callable[[Message], int] | None = None, count_all: bool = False,
          observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
     """``gone``: (input index, call id) of ledger entries already out of the
     raw messages (folded by the tool loop); the ledger note names them from
-    the start."""
+    the start. ``tokens`` counts one message exactly (the assembler's memo;
+    default ``count_message``) for the units not counted yet; ``count_all``
+    counts every unit instead of only those the budget needs."""
+    if tokens is None:
+        def tokens(m: Message) -> int:
+            return count_message(m, count)
     kept = [True] * len(units)
-    kept_tokens = sum(u.tokens for u in units)
     middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
     # The note stands where the middle began; with no middle, before the
     # suffix (or at the end).
     anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
     candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
                  [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
+    protected = sum(measure(u, messages, tokens) for u in units if u.bucket != MIDDLE)
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
@@ -167,11 +185,18 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def gone_lines() -> list[str]:
         return [ledger[n].line() for n in sorted(out_of_view)]
 
-    def account(n: int) -> None:
+    def header_cost() -> int:
         nonlocal header_tokens
         if not header_tokens:
             header_tokens = count_message(note_message(format, ledger_note_text([]), LEDGER_NOTE), count) + 1
-        line_tokens[n] = count(ledger[n].line()) + 1
+        return header_tokens
+
+    def line_cost(n: int) -> int:
+        return count(ledger[n].line()) + 1
+
+    def account(n: int) -> None:
+        header_cost()
+        line_tokens[n] = line_cost(n)
         estimate["tokens"] += line_tokens[n]
 
     for n in sorted(out_of_view):
@@ -197,6 +222,54 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
 
     def total() -> int:
         return fixed_tokens + kept_tokens + ledger_cost()
+
+    # ``forced``: candidates[:forced + 1] are removed whatever their size,
+    # and only candidates[forced:] are ever counted. Before candidate p the
+    # removal loop weighs the request without candidates[:p]: the protected
+    # units, candidates[p:] and the ledger estimate L(p) (the header and a
+    # line per side effect of the rings before p). Counted from the newest
+    # back down to ``forced``, with F(p) the lower bounds of candidates[:p]
+    # (``unit_floor``; every count is >= 0), each such request for p <= forced
+    # needs at least S(forced) + F(forced) - F(p) + L(p) — S the exact
+    # count of candidates[forced:] — and the minimum of that over p already
+    # exceeds the room the protected units leave: so each of them is over
+    # budget and candidate p goes. (Without a pinned ledger L is 0 and the
+    # minimum is S(forced) alone.)
+    forced = -1
+    if count_all:
+        for _, k in candidates:
+            measure(units[k], messages, tokens)
+    elif candidates:
+        room = budget - fixed_tokens - protected
+        floors = lowest = None
+        if pin_ledger and by_key:
+            # F(p) and min over p' <= p of L(p') - F(p'), for every p.
+            seen = set(out_of_view)
+            ledger_now = ledger_cost()
+            floor_now = 0
+            floors, lowest = [0], [ledger_now]
+            for _, k in candidates:
+                unit = units[k]
+                floor_now += unit_floor(unit)
+                if unit.kind == RING:
+                    index = messages[unit.start].index
+                    for cid in unit.call_ids:
+                        n = by_key.get((index, cid))
+                        if n is not None and n not in seen:
+                            seen.add(n)
+                            ledger_now += line_cost(n) + (0 if len(seen) > 1 else header_cost())
+                floors.append(floor_now)
+                lowest.append(min(lowest[-1], ledger_now - floor_now))
+        newer = 0
+        for p in range(len(candidates) - 1, -1, -1):
+            newer += measure(units[candidates[p][1]], messages, tokens)
+            if newer + (floors[p] + lowest[p] if floors is not None else 0) > room:
+                forced = p
+                break
+    # While units never counted are still in the request, the running count
+    # holds their lower bound (``unit_floor``); they all go by ``forced``.
+    kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+    uncounted_kept = sum(1 for _, k in candidates[:max(forced, 0)] if units[k].tokens is None)
 
     def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
         """The summary note of what was removed, at most ``cap`` tokens — or
@@ -248,6 +321,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     steps: list[dict] = []
     phase_counts = {DROP_RINGS: 0, DROP_TURNS: 0, TIGHTEN: 0}
     phase_tokens: dict[str, int] = {}
+    phase_exact: dict[str, bool] = {}
     phase_violations: dict[str, int] = {}
     current = {"phase": None}
 
@@ -260,7 +334,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         phase_violations.setdefault(phase, 0)
 
     def drop(phase: str, k: int) -> None:
-        nonlocal kept_tokens
+        nonlocal kept_tokens, uncounted_kept
         if current["phase"] not in (None, phase):
             check(current["phase"])
         current["phase"] = phase
@@ -269,7 +343,9 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             phase_violations[phase] = phase_violations.get(phase, 0) + 1
             raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
         kept[k] = False
-        kept_tokens -= unit.tokens
+        if unit.tokens is None:
+            uncounted_kept -= 1
+        kept_tokens -= unit_floor(unit)
         dropped.append(unit)
         if unit.kind == RING and by_key:
             index = messages[unit.start].index
@@ -279,16 +355,17 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                     out_of_view.add(n)
                     account(n)
         phase_counts[phase] += 1
+        phase_exact[phase] = uncounted_kept == 0
         if observer is not None:
             observer(phase, view(ledger_note() if exact_ledger_cost() else None)[0])
 
     # Steps 1-2: oldest middle rings, then oldest plain turns, until the
     # request (with the ledger note once a side effect went) fits; then
-    # ``tighten`` more.
+    # ``tighten`` more. Candidates up to ``forced`` go without weighing.
     extra = tighten
     position = 0
     for phase, k in candidates:
-        if total() <= budget:
+        if position > forced and total() <= budget:
             if extra <= 0:
                 break
             extra -= 1
@@ -313,7 +390,6 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         # Step 3: the summary note takes the ledger note's place. It may use
         # up to ``summary_max_tokens``; room for it is made by removing more
         # middle units in the same order, never more than the note needs.
-        protected = sum(u.tokens for u in units if u.bucket != MIDDLE)
         room_max = budget - fixed_tokens - protected
         target = min(config.summary_max_tokens, room_max)
         while True:
@@ -342,6 +418,8 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             note = ledger_note() if exact_ledger_cost() else None
             note_cost = exact_ledger_cost()
 
+    if uncounted_kept:
+        raise InvariantBroken(f"{uncounted_kept} middle units kept without an exact count")
     if current["phase"] is not None:
         check(current["phase"])
     for phase in (DROP_RINGS, DROP_TURNS, TIGHTEN):
@@ -349,6 +427,8 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             continue
         step = {"step": phase, "dropped": phase_counts[phase],
                 "tokens_after": phase_tokens.get(phase, fixed_tokens + kept_tokens)}
+        if not phase_exact.get(phase, True):
+            step["tokens_exact"] = False  # a lower bound: units never counted were still in
         if phase in phase_violations:
             step["violations"] = phase_violations[phase]
         steps.append(step)
@@ -363,5 +443,6 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     # included, is validated in full by the assembler.)
     steps.append(note_step)
     return TrimOutcome(messages=final, buckets=buckets, dropped=dropped, note=note, tokens_after=tokens_after,
-                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps)
+                       fits=tokens_after <= budget, summary_used=summary_used, steps=steps,
+                       uncounted=sum(1 for u in dropped if u.tokens is None))
 

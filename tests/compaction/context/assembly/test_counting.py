@@ -99,3 +99,56 @@ def test_a_tool_message_naming_its_tool_counts_the_name_like_any_message_name():
     (user,) = parse("openai", [{"role": "user", "name": "get order", "content": "a b c"}]).messages
     assert count_message(plain, words) == MESSAGE_OVERHEAD + 3
     assert count_message(named, words) == MESSAGE_OVERHEAD + 3 + NAME_OVERHEAD + 2 == count_message(user, words)
+
+
+def test_the_lower_bounds_are_what_a_message_counts_when_every_text_counts_nothing():
+    """``message_floor`` and ``unit_floor`` — what the report's lower bounds
+    are made of — are the fixed overheads: exactly a message's count with a
+    counter that gives every text 0, so no non-negative counter goes below."""
+    from compaction.context.assembly import from_anthropic
+    from compaction.context.assembly.buckets import split_units, unit_floor
+    from compaction.context.assembly.counting import RESULT_OVERHEAD, message_floor
+
+    def nothing(text: str) -> int:
+        return 0
+
+    openai = from_openai([user("hi"), calls(call("a", "look", q="x"), call("b", "book", q="y")),
+                          tool("a", "found"), tool("b", "booked")])
+    anthropic, _ = from_anthropic([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "look", "input": {}},
+                                          {"type": "tool_use", "id": "b", "name": "book", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "found"},
+                                     {"type": "tool_result", "tool_use_id": "b", "content": "booked"}]}])
+    for messages in (openai, anthropic):
+        assert [message_floor(m) for m in messages] == [count_message(m, nothing) for m in messages]
+    assert [message_floor(m) for m in openai] == [MESSAGE_OVERHEAD, MESSAGE_OVERHEAD + 2 * CALL_OVERHEAD,
+                                                 MESSAGE_OVERHEAD, MESSAGE_OVERHEAD]
+    assert message_floor(anthropic[2]) == MESSAGE_OVERHEAD + 2 * RESULT_OVERHEAD
+    # A unit never counted: its messages' overheads and its calls' (an
+    # Anthropic result block's overhead is left out: still a lower bound).
+    turn, ring = split_units(openai, "openai", None)
+    assert (unit_floor(turn), unit_floor(ring)) == (MESSAGE_OVERHEAD, 3 * MESSAGE_OVERHEAD + 2 * CALL_OVERHEAD)
+    assert unit_floor(ring) == sum(count_message(m, nothing) for m in openai[1:])
+    _, a_ring = split_units(anthropic, "anthropic", None)
+    assert unit_floor(a_ring) == 2 * MESSAGE_OVERHEAD + 2 * CALL_OVERHEAD < sum(
+        count_message(m, nothing) for m in anthropic[1:])
+    ring.tokens = 99  # once counted, the count itself
+    assert unit_floor(ring) == 99
+
+
+def test_one_assembly_counts_each_message_once_and_knows_which_it_counted():
+    from compaction.context.assembly.counting import MessageTokens
+
+    asked: list[str] = []
+
+    def counting(text: str) -> int:
+        asked.append(text)
+        return words(text)
+
+    a, b = from_openai([user("one two"), user("one two")])  # equal, but two messages
+    tokens = MessageTokens(counting)
+    assert not tokens.known(a) and not tokens.known(b)
+    assert tokens(a) == tokens(a) == count_message(a, words) == MESSAGE_OVERHEAD + 2
+    assert asked == ["one two"] and tokens.known(a) and not tokens.known(b)
+    assert tokens(b) == MESSAGE_OVERHEAD + 2 and asked == ["one two", "one two"] and tokens.known(b)
