@@ -288,11 +288,12 @@ _JSONL_COPY = "COPY ({select}) TO STDOUT (FORMAT csv, QUOTE E'\\x01', DELIMITER 
 _CSV_COPY = "COPY ({select}) TO STDOUT (FORMAT csv)"
 
 
-def export_sql(queryset: QuerySet, *, fmt: str) -> tuple[str, dict]:
+def export_sql(queryset: QuerySet, *, fmt: str, half: int | None = None) -> tuple[str, dict]:
     """The ``SELECT`` of ``fmt``'s lines (``jsonl`` or ``csv``) for the jobs
     of ``queryset`` (from ``compaction.audit.audit_jobs``, filtered and
     ordered), one text row per line without its line end; and its
-    parameters (named)."""
+    parameters (named). ``half`` 1 or 0: only the odd or the even rows
+    (the first row is row 1), each still built once."""
     if not queryset.query.order_by:
         queryset = queryset.order_by("created_at", "id")
     order = [_column_of(name) for name in queryset.query.order_by]
@@ -309,7 +310,14 @@ def export_sql(queryset: QuerySet, *, fmt: str) -> tuple[str, dict]:
         columns = ", ".join(f"{cell} AS {name}" for name, cell in CSV_CELLS.items())
     else:
         raise ValueError(f"fmt: {fmt!r} is not jsonl or csv")
-    sql = f"SELECT {columns} " + _FROM.format(inner=inner) + " ORDER BY " + ", ".join(order)
+    where = ""
+    if half is not None:
+        # Rows numbered in the export's order (the inner query's, so no sort);
+        # the other half is skipped before anything of its records is built.
+        numbered = ", ".join(column.replace("j.", "i.", 1) for column in order)
+        inner = f"SELECT i.*, row_number() OVER (ORDER BY {numbered}) AS rn FROM ({inner}) i"
+        where = f" WHERE j.rn %% 2 = {int(half)}"
+    sql = f"SELECT {columns} " + _FROM.format(inner=inner) + where + " ORDER BY " + ", ".join(order)
     return sql, {**names, "handoff": HANDOFF_KIND}
 
 
@@ -345,17 +353,65 @@ def export_lines(queryset: QuerySet, *, fmt: str) -> Iterator[bytes]:
     """The export's bytes (the CSV with its header row), a chunk at a time,
     read from one REPEATABLE READ, READ ONLY snapshot. Closing the iterator
     midway cancels the query and ends the transaction."""
-    sql, params = export_sql(queryset, fmt=fmt)
-    statement = (_JSONL_COPY if fmt == "jsonl" else _CSV_COPY).format(select=sql)
     if fmt == "csv":
         yield (",".join(CSV_COLUMNS) + "\r\n").encode()
-    with _snapshot(), connection.cursor() as cursor:
+    statement = _JSONL_COPY if fmt == "jsonl" else _CSV_COPY
+    chunks = _chunks if fmt == "jsonl" else _chunks_crlf
+    with _snapshot() as snapshot, connection.cursor() as cursor:
         raw = cursor.cursor
-        with raw.copy(raw.mogrify(statement, params)) as copy:
-            if fmt == "jsonl":
-                yield from _chunks(copy)
-            else:
-                yield from _chunks_crlf(copy)
+        if snapshot.nested or not settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS:
+            sql, params = export_sql(queryset, fmt=fmt)
+            with raw.copy(raw.mogrify(statement.format(select=sql), params)) as copy:
+                yield from chunks(copy)
+            return
+        # Each connection builds every other record (the server's work is
+        # nearly all in building them), both from this transaction's snapshot.
+        cursor.execute("SELECT pg_export_snapshot()")
+        (snapshot_id,) = cursor.fetchone()
+        odd, odd_params = export_sql(queryset, fmt=fmt, half=1)
+        even, even_params = export_sql(queryset, fmt=fmt, half=0)
+        with _second_connection(snapshot_id) as other:
+            with raw.copy(raw.mogrify(statement.format(select=odd), odd_params)) as first, \
+                    other.cursor().copy(raw.mogrify(statement.format(select=even), even_params)) as second:
+                yield from chunks(_alternate(first, second))
+
+
+class _second_connection:
+    """A connection of its own in the snapshot ``snapshot_id`` (exported by
+    the export's transaction): REPEATABLE READ, READ ONLY, the same planner
+    settings; closed on the way out, which ends its transaction and any
+    query still running."""
+
+    def __init__(self, snapshot_id: str):
+        self.snapshot_id = snapshot_id
+
+    def __enter__(self):
+        import psycopg
+
+        self.conn = psycopg.connect(**connection.get_connection_params(), autocommit=True)
+        try:
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self.conn.execute("SET TRANSACTION SNAPSHOT %s", [self.snapshot_id])
+            for name, value in PLANNER.items():
+                self.conn.execute("SELECT set_config(%s, %s, true)", [name, value])
+        except BaseException:
+            self.conn.close()
+            raise
+        return self.conn
+
+    def __exit__(self, *exc):
+        self.conn.close()
+
+
+def _alternate(first, second) -> Iterator[bytes]:
+    """Rows 1, 3, 5, … from ``first`` and 2, 4, 6, … from ``second``, in
+    turn; each read to its end."""
+    rows = iter(second)
+    for row in first:
+        yield row
+        if (row := next(rows, None)) is not None:
+            yield row
+    yield from rows  # nothing: the halves of one snapshot's rows
 
 
 # How the export's query is planned, for its transaction only: rows in the

@@ -138,6 +138,37 @@ def test_a_scoped_user_and_a_cursor_give_the_same_bytes_both_ways(world, setting
         world["staff"], settings, in_sql=False, format=fmt, cursor=cursor)
 
 
+@live_db
+def test_two_connections_sharing_a_snapshot_give_the_bytes_of_one(world, settings, monkeypatch):
+    """Committed (no caller's transaction), an export is built by two
+    connections, alternate rows each: the same bytes as one connection
+    and as Python, for every filter (none, one, odd and even counts of
+    records), a scoped user and a cursor."""
+    opened = []
+
+    class Spied(audit_export._second_connection):
+        def __enter__(self):
+            opened.append(self.snapshot_id)
+            return super().__enter__()
+
+    monkeypatch.setattr(audit_export, "_second_connection", Spied)
+    settings.COMPACTION_AUDIT_EXPORT_IN_SQL = True
+    cursor = world["staff"].get("/api/v1/audits/", {"page_size": 3}).json()["next_cursor"]
+    cases = [(world["staff"], params) for params in FILTERS] + [(world["support"], {}),
+                                                               (world["staff"], {"cursor": cursor})]
+    counts = set()
+    for fmt in ("jsonl", "csv"):
+        for client, params in cases:
+            settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = True
+            two = export(client, settings, in_sql=True, format=fmt, **params)
+            settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = False
+            one = export(client, settings, in_sql=True, format=fmt, **params)
+            assert two == one == export(client, settings, in_sql=False, format=fmt, **params), (fmt, params)
+            counts.add(one.count(b"\n"))
+    assert len(opened) == 2 * len(cases)  # every two-connection export did open its second connection
+    assert {0, 1} <= counts and any(n % 2 for n in counts if n > 1) and any(n and not n % 2 for n in counts)
+
+
 def test_the_compared_export_holds_what_it_claims_to(world, settings):
     """The fixture's records are the hard cases the comparison is about."""
     lines = export(world["staff"], settings, in_sql=True, format="jsonl").decode().split("\n")[:-1]
@@ -363,7 +394,8 @@ def test_a_client_that_goes_away_frees_the_worker_and_the_database_connection_at
         while len(received) < 256 * 1024:
             received += sock.recv(65536)
         assert received.startswith(b"HTTP/1.1 200")
-        assert [state for _, state in exports()] == ["active"]  # the COPY is under way, held by the client
+        # Both COPYs under way (each connection builds every other record), held by the client.
+        assert [state for _, state in exports()] == ["active", "active"]
         # Gone without a word: a reset, as a client that crashes or loses its network.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()
