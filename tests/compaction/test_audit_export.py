@@ -218,7 +218,8 @@ def _plan_nodes(node: dict, *, subplans: bool = True):
     ({"scope": "default"}, {"job_scope_created"}),
     ({"scope": "default", "state": "exhausted", "verdict": "none"}, {"job_scope_created", "job_scope_state_created"}),
 ], ids=["scope", "scope&state&verdict"])
-def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, indexes):
+@pytest.mark.parametrize("half", [None, 1, 0], ids=["one connection", "odd rows", "even rows"])
+def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, indexes, half):
     from django.test import RequestFactory
     from rest_framework.request import Request
 
@@ -229,7 +230,7 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
     request.user = User.objects.get(username="root")
     view.request, view.format_kwarg = request, None
     queryset = AUDITS.after(view.filter_queryset(view.get_queryset()), None)
-    sql, params = audit_export.export_sql(queryset, fmt="csv")
+    sql, params = audit_export.export_sql(queryset, fmt="csv", half=half)
     with audit_export._snapshot(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a table this small would be read whole
         cursor.execute(cursor.cursor.mogrify("EXPLAIN (FORMAT JSON) " + sql, params))
