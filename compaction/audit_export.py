@@ -42,10 +42,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import closing
 
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import QuerySet
+from psycopg import sql as pgsql
 
 from . import audit
 from .audit import CSV_COLUMNS
@@ -359,48 +362,45 @@ def export_lines(queryset: QuerySet, *, fmt: str) -> Iterator[bytes]:
     chunks = _chunks if fmt == "jsonl" else _chunks_crlf
     with _snapshot() as snapshot, connection.cursor() as cursor:
         raw = cursor.cursor
-        if snapshot.nested or not settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS:
+        # Two connections build every other record each (the server's work
+        # is nearly all in building them), both from this transaction's
+        # snapshot; inside a caller's transaction (whose rows no other
+        # connection sees), or when no second connection is to be had, one.
+        other = None
+        if not snapshot.nested and settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS:
+            cursor.execute("SELECT pg_export_snapshot()")
+            other = _second_connection(cursor.fetchone()[0])
+        if other is None:
             sql, params = export_sql(queryset, fmt=fmt)
             with raw.copy(raw.mogrify(statement.format(select=sql), params)) as copy:
                 yield from chunks(copy)
             return
-        # Each connection builds every other record (the server's work is
-        # nearly all in building them), both from this transaction's snapshot.
-        cursor.execute("SELECT pg_export_snapshot()")
-        (snapshot_id,) = cursor.fetchone()
         odd, odd_params = export_sql(queryset, fmt=fmt, half=1)
         even, even_params = export_sql(queryset, fmt=fmt, half=0)
-        with _second_connection(snapshot_id) as other:
-            with raw.copy(raw.mogrify(statement.format(select=odd), odd_params)) as first, \
-                    other.cursor().copy(raw.mogrify(statement.format(select=even), even_params)) as second:
-                yield from chunks(_alternate(first, second))
+        # Closed on the way out: its transaction ends, and its query with it.
+        with closing(other), raw.copy(raw.mogrify(statement.format(select=odd), odd_params)) as first, \
+                other.cursor().copy(raw.mogrify(statement.format(select=even), even_params)) as second:
+            yield from chunks(_alternate(first, second))
 
 
-class _second_connection:
+def _second_connection(snapshot_id: str) -> psycopg.Connection | None:
     """A connection of its own in the snapshot ``snapshot_id`` (exported by
     the export's transaction): REPEATABLE READ, READ ONLY, the same planner
-    settings; closed on the way out, which ends its transaction and any
-    query still running."""
-
-    def __init__(self, snapshot_id: str):
-        self.snapshot_id = snapshot_id
-
-    def __enter__(self):
-        import psycopg
-
-        self.conn = psycopg.connect(**connection.get_connection_params(), autocommit=True)
-        try:
-            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            self.conn.execute("SET TRANSACTION SNAPSHOT %s", [self.snapshot_id])
-            for name, value in PLANNER.items():
-                self.conn.execute("SELECT set_config(%s, %s, true)", [name, value])
-        except BaseException:
-            self.conn.close()
-            raise
-        return self.conn
-
-    def __exit__(self, *exc):
-        self.conn.close()
+    settings. None if the server refuses one."""
+    try:
+        other = psycopg.connect(**connection.get_connection_params(), autocommit=True)
+    except psycopg.OperationalError:
+        return None
+    try:
+        # One round trip (statements without parameters, literals quoted).
+        planner = [pgsql.SQL("SELECT set_config({}, {}, true)").format(name, value) for name, value in PLANNER.items()]
+        other.execute(pgsql.SQL("; ").join([
+            pgsql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+            pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot_id), *planner]))
+    except BaseException:
+        other.close()
+        raise
+    return other
 
 
 def _alternate(first, second) -> Iterator[bytes]:

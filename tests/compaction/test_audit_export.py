@@ -10,6 +10,7 @@ import io
 import json
 from datetime import datetime, timedelta, timezone
 
+import psycopg
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
@@ -145,13 +146,13 @@ def test_two_connections_sharing_a_snapshot_give_the_bytes_of_one(world, setting
     and as Python, for every filter (none, one, odd and even counts of
     records), a scoped user and a cursor."""
     opened = []
+    second_connection = audit_export._second_connection
 
-    class Spied(audit_export._second_connection):
-        def __enter__(self):
-            opened.append(self.snapshot_id)
-            return super().__enter__()
+    def spied(snapshot_id):
+        opened.append(snapshot_id)
+        return second_connection(snapshot_id)
 
-    monkeypatch.setattr(audit_export, "_second_connection", Spied)
+    monkeypatch.setattr(audit_export, "_second_connection", spied)
     settings.COMPACTION_AUDIT_EXPORT_IN_SQL = True
     cursor = world["staff"].get("/api/v1/audits/", {"page_size": 3}).json()["next_cursor"]
     cases = [(world["staff"], params) for params in FILTERS] + [(world["support"], {}),
@@ -167,6 +168,16 @@ def test_two_connections_sharing_a_snapshot_give_the_bytes_of_one(world, setting
             counts.add(one.count(b"\n"))
     assert len(opened) == 2 * len(cases)  # every two-connection export did open its second connection
     assert {0, 1} <= counts and any(n % 2 for n in counts if n > 1) and any(n and not n % 2 for n in counts)
+
+    # No second connection to be had (the server's all taken): one builds the export, the same bytes.
+    def refused(*args, **kwargs):
+        raise psycopg.OperationalError("sorry, too many clients already")
+
+    settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = True
+    monkeypatch.setattr(audit_export.psycopg, "connect", refused)
+    assert export(world["staff"], settings, in_sql=True, format="jsonl") == export(
+        world["staff"], settings, in_sql=False, format="jsonl")
+    assert len(opened) == 2 * len(cases) + 1
 
 
 def test_the_compared_export_holds_what_it_claims_to(world, settings):
