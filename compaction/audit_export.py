@@ -33,9 +33,15 @@ Which jobs, in what order, is the Django query the view built (scopes,
 filters, cursor: ``compaction.api.filters``, ``compaction.keyset``): its SQL
 is the inner query here, so the two paths cannot disagree on a filter.
 
-An export reads one snapshot (``REPEATABLE READ, READ ONLY``). A client
-that goes away closes the generator: psycopg cancels the ``COPY``, the
-transaction rolls back, and the connection is free at once.
+An export reads one snapshot (``REPEATABLE READ, READ ONLY``). Building
+the records is nearly all of its cost, so two connections build them: the
+export's own the odd rows, a second one, in the same snapshot
+(``pg_export_snapshot`` / ``SET TRANSACTION SNAPSHOT``), the even ones,
+and the worker passes their lines on in turn; inside a caller's
+transaction (whose rows no other connection sees) one connection builds
+them all. A client that goes away closes the generator: psycopg cancels
+the ``COPY``s, the transaction rolls back, the second connection is
+closed, and the connection is free at once.
 """
 
 from __future__ import annotations
@@ -115,8 +121,9 @@ def _j_ids(expr: str) -> str:
     inside the first string on is always a separator. Without a backslash
     in the text (the common case) there is none to set aside, and reading
     from the start is reading from inside the first string unless that
-    string is ``", "`` itself: one ``replace``, a third of the work. (Two microseconds a list with escapes;
-    taking the list apart and joining it again takes five.)"""
+    string is ``", "`` itself: one ``replace``, a third of the work. (Two
+    microseconds a list with escapes; taking the list apart and joining it
+    again takes five.)"""
     return (f"(SELECT CASE WHEN strpos(t, '{_BS}') = 0 AND left(t, 5) <> '[\", \"' "
             f"THEN replace(t, '\", \"', '\",\"') ELSE left(t, 2) || {_IDS_JOIN} END "
             f"FROM (SELECT ({expr})::text AS t) ids)")
@@ -300,6 +307,9 @@ def export_sql(queryset: QuerySet, *, fmt: str, half: int | None = None) -> tupl
     if not queryset.query.order_by:
         queryset = queryset.order_by("created_at", "id")
     order = [_column_of(name) for name in queryset.query.order_by]
+    if half is not None and not {"j.id", "j.id DESC"} & set(order):
+        # The two halves number the same rows alike only in a total order.
+        raise ValueError("a half export needs an order that ends ties by id")
     # Ordered, the inner query stays a subquery PostgreSQL runs once per row
     # (never merged into this one, which would repeat its expressions).
     inner, inner_params = queryset.values_list(*INNER_COLUMNS).query.sql_with_params()
@@ -393,7 +403,8 @@ def _second_connection(snapshot_id: str) -> psycopg.Connection | None:
         return None
     try:
         # One round trip (statements without parameters, literals quoted).
-        planner = [pgsql.SQL("SELECT set_config({}, {}, true)").format(name, value) for name, value in PLANNER.items()]
+        planner = [pgsql.SQL("SELECT set_config({}, {}, true)").format(name, value)
+                   for name, value in PLANNER.items()]
         other.execute(pgsql.SQL("; ").join([
             pgsql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
             pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot_id), *planner]))

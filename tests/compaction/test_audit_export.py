@@ -258,6 +258,16 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
         n["Node Type"] for n in nodes if n.get("Parent Relationship") != "SubPlan" and not _under_lateral(n, nodes)}
 
 
+def test_a_half_export_needs_an_order_that_ends_ties_by_id(world):
+    from compaction.audit import audit_jobs
+
+    jobs = audit_jobs(user=User.objects.get(username="root"))
+    with pytest.raises(ValueError, match="ends ties by id"):
+        audit_export.export_sql(jobs.order_by("created_at"), fmt="jsonl", half=1)
+    assert "rn %% 2 = 0" in audit_export.export_sql(jobs.order_by("-created_at", "-id"), fmt="jsonl", half=0)[0]
+    audit_export.export_sql(jobs.order_by("created_at"), fmt="jsonl")  # one connection: any order
+
+
 def _under_lateral(node: dict, nodes: list[dict]) -> bool:
     """Inside the per-row review lookup (its own small sort is fine)."""
     return node["Node Type"] in ("Sort", "Incremental Sort") and any(
