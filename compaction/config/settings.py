@@ -293,6 +293,9 @@ COMPACTION_API_EXPORT_CHUNK = env_int("COMPACTION_API_EXPORT_CHUNK", 500)
 # On PostgreSQL the JSONL and CSV exports are built by the database (COPY,
 # issue 17); off, they are built in Python as on SQLite (the same bytes, slower).
 COMPACTION_AUDIT_EXPORT_IN_SQL = env_bool("COMPACTION_AUDIT_EXPORT_IN_SQL", True)
+# Two database connections build an export's records, alternate rows each,
+# from one shared snapshot (off: one connection builds them all).
+COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = env_bool("COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS", True)
 
 # --- Ingest limits (SPEC §3) ----------------------------------------------
 INGEST_MAX_CONTENT_BYTES = env_int("INGEST_MAX_CONTENT_BYTES", 1024 * 1024)

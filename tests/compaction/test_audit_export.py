@@ -10,6 +10,7 @@ import io
 import json
 from datetime import datetime, timedelta, timezone
 
+import psycopg
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
@@ -138,6 +139,47 @@ def test_a_scoped_user_and_a_cursor_give_the_same_bytes_both_ways(world, setting
         world["staff"], settings, in_sql=False, format=fmt, cursor=cursor)
 
 
+@live_db
+def test_two_connections_sharing_a_snapshot_give_the_bytes_of_one(world, settings, monkeypatch):
+    """Committed (no caller's transaction), an export is built by two
+    connections, alternate rows each: the same bytes as one connection
+    and as Python, for every filter (none, one, odd and even counts of
+    records), a scoped user and a cursor."""
+    opened = []
+    second_connection = audit_export._second_connection
+
+    def spied(snapshot_id):
+        opened.append(snapshot_id)
+        return second_connection(snapshot_id)
+
+    monkeypatch.setattr(audit_export, "_second_connection", spied)
+    settings.COMPACTION_AUDIT_EXPORT_IN_SQL = True
+    cursor = world["staff"].get("/api/v1/audits/", {"page_size": 3}).json()["next_cursor"]
+    cases = [(world["staff"], params) for params in FILTERS] + [(world["support"], {}),
+                                                               (world["staff"], {"cursor": cursor})]
+    counts = set()
+    for fmt in ("jsonl", "csv"):
+        for client, params in cases:
+            settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = True
+            two = export(client, settings, in_sql=True, format=fmt, **params)
+            settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = False
+            one = export(client, settings, in_sql=True, format=fmt, **params)
+            assert two == one == export(client, settings, in_sql=False, format=fmt, **params), (fmt, params)
+            counts.add(one.count(b"\n"))
+    assert len(opened) == 2 * len(cases)  # every two-connection export did open its second connection
+    assert {0, 1} <= counts and any(n % 2 for n in counts if n > 1) and any(n and not n % 2 for n in counts)
+
+    # No second connection to be had (the server's all taken): one builds the export, the same bytes.
+    def refused(*args, **kwargs):
+        raise psycopg.OperationalError("sorry, too many clients already")
+
+    settings.COMPACTION_AUDIT_EXPORT_TWO_CONNECTIONS = True
+    monkeypatch.setattr(audit_export.psycopg, "connect", refused)
+    assert export(world["staff"], settings, in_sql=True, format="jsonl") == export(
+        world["staff"], settings, in_sql=False, format="jsonl")
+    assert len(opened) == 2 * len(cases) + 1
+
+
 def test_the_compared_export_holds_what_it_claims_to(world, settings):
     """The fixture's records are the hard cases the comparison is about."""
     lines = export(world["staff"], settings, in_sql=True, format="jsonl").decode().split("\n")[:-1]
@@ -187,7 +229,8 @@ def _plan_nodes(node: dict, *, subplans: bool = True):
     ({"scope": "default"}, {"job_scope_created"}),
     ({"scope": "default", "state": "exhausted", "verdict": "none"}, {"job_scope_created", "job_scope_state_created"}),
 ], ids=["scope", "scope&state&verdict"])
-def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, indexes):
+@pytest.mark.parametrize("half", [None, 1, 0], ids=["one connection", "odd rows", "even rows"])
+def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, indexes, half):
     from django.test import RequestFactory
     from rest_framework.request import Request
 
@@ -198,7 +241,7 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
     request.user = User.objects.get(username="root")
     view.request, view.format_kwarg = request, None
     queryset = AUDITS.after(view.filter_queryset(view.get_queryset()), None)
-    sql, params = audit_export.export_sql(queryset, fmt="csv")
+    sql, params = audit_export.export_sql(queryset, fmt="csv", half=half)
     with audit_export._snapshot(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a table this small would be read whole
         cursor.execute(cursor.cursor.mogrify("EXPLAIN (FORMAT JSON) " + sql, params))
@@ -213,6 +256,16 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
     # Nothing between the job scan and the client sorts or gathers the whole result.
     assert not {"Sort", "Incremental Sort", "Gather", "Gather Merge", "Hash Join"} & {
         n["Node Type"] for n in nodes if n.get("Parent Relationship") != "SubPlan" and not _under_lateral(n, nodes)}
+
+
+def test_a_half_export_needs_an_order_that_ends_ties_by_id(world):
+    from compaction.audit import audit_jobs
+
+    jobs = audit_jobs(user=User.objects.get(username="root"))
+    with pytest.raises(ValueError, match="ends ties by id"):
+        audit_export.export_sql(jobs.order_by("created_at"), fmt="jsonl", half=1)
+    assert "rn %% 2 = 0" in audit_export.export_sql(jobs.order_by("-created_at", "-id"), fmt="jsonl", half=0)[0]
+    audit_export.export_sql(jobs.order_by("created_at"), fmt="jsonl")  # one connection: any order
 
 
 def _under_lateral(node: dict, nodes: list[dict]) -> bool:
@@ -363,7 +416,8 @@ def test_a_client_that_goes_away_frees_the_worker_and_the_database_connection_at
         while len(received) < 256 * 1024:
             received += sock.recv(65536)
         assert received.startswith(b"HTTP/1.1 200")
-        assert [state for _, state in exports()] == ["active"]  # the COPY is under way, held by the client
+        # Both COPYs under way (each connection builds every other record), held by the client.
+        assert [state for _, state in exports()] == ["active", "active"]
         # Gone without a word: a reset, as a client that crashes or loses its network.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         sock.close()
