@@ -123,11 +123,9 @@ class _Limit:
     __slots__ = ("bytes", "tokens")
 
     def __init__(self, budget_bytes: int, budget_tokens: int | None):
-        for name, value, optional in (("budget_bytes", budget_bytes, False), ("budget_tokens", budget_tokens, True)):
-            if value is None and optional:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        _check_budget("budget_bytes", budget_bytes)
+        if budget_tokens is not None:
+            _check_budget("budget_tokens", budget_tokens)
         self.bytes = budget_bytes
         self.tokens = budget_tokens
 
@@ -138,6 +136,11 @@ class _Limit:
         """Whether ``summary`` may stand for ``raw``: strictly cheaper in every budgeted dimension."""
         return summary is not None and summary.bytes < raw.bytes and (
             self.tokens is None or summary.tokens < raw.tokens)
+
+
+def _check_budget(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
 
 
 def _checked(cost: Cost, what: str) -> Cost:
@@ -161,15 +164,17 @@ def choose_prefer_raw(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], 
                       budget_tokens: int | None = None, summary_frame: Cost = ZERO) -> Choice:
     """SPEC §6 ``prefer=raw``: the smallest ``c``, then the smallest ``s``."""
     limit = _Limit(budget_bytes, budget_tokens)
+    summary_frame = _checked(summary_frame, "the summary frame")
     m = len(segments)
     used, first_tail = _give_tail(tail, limit)
     if first_tail:
         return Choice(m, len(tail), first_segment=m, summaries=(), cost=used, first_tail_pair=first_tail, switch=m)
 
     # Newest first: the cost of S[c..m) all raw, and all in the cheaper form
-    # (plus the frame once a summary is among them); keep c while either fits.
+    # plus the frame; keep c while either fits. (While no summary is among
+    # them the two sums are equal and the frame, never negative, only makes
+    # the second test harder: the first decides, as it must, frame-free.)
     all_raw = all_cheaper = used
-    framed = False
     kept: list[tuple[int, Cost, Cost | None]] = []  # (k, raw, summary if cheaper), newest first
     for k in range(m - 1, -1, -1):
         segment = segments[k]
@@ -178,10 +183,9 @@ def choose_prefer_raw(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], 
         summary = summary if limit.cheaper(summary, raw) else None
         raw_then = all_raw + raw
         cheaper_then = all_cheaper + (summary if summary is not None else raw)
-        framed_then = framed or summary is not None
-        if not (limit.fits(raw_then) or limit.fits(cheaper_then + summary_frame if framed_then else cheaper_then)):
+        if not (limit.fits(raw_then) or limit.fits(cheaper_then + summary_frame)):
             break
-        all_raw, all_cheaper, framed = raw_then, cheaper_then, framed_then
+        all_raw, all_cheaper = raw_then, cheaper_then
         kept.append((k, raw, summary))
     kept.reverse()
     c = kept[0][0] if kept else m
@@ -204,6 +208,7 @@ def choose_prefer_summary(*, tail: Sequence[Cost], segments: Sequence[SegmentCos
                           budget_tokens: int | None = None, summary_frame: Cost = ZERO) -> Choice:
     """SPEC §6 ``prefer=summary``: every cheaper summary that fits, newest first."""
     limit = _Limit(budget_bytes, budget_tokens)
+    summary_frame = _checked(summary_frame, "the summary frame")
     m = len(segments)
     used, first_tail = _give_tail(tail, limit)
     if first_tail:

@@ -108,7 +108,8 @@ class SegmentUnit:
     from_pair: int
     to_pair: int
     summary: SummaryPiece | None
-    # Why the segment has no usable summary (required when ``summary`` is None).
+    # Why the segment has no usable summary: required when ``summary`` is
+    # None, and None when it has one.
     reason: str | None
     # The segment's raw pairs, newest first; a function so they are only read
     # when needed (the prefer=summary fallback, or when ``raw_bytes`` is unknown).
@@ -204,7 +205,8 @@ class _Offer:
         self.tail_costs = Converted(tail, self._tail_cost)
         self.segment_costs = Converted(segments, self._segment_cost)
 
-    def _tokens(self, value: Lazy | None) -> int:
+    def tokens(self, value: Lazy | None) -> int:
+        """A token count, resolved only under a token budget (counting needs texts)."""
         return _resolve(value) if self.counting else 0
 
     def _tail_cost(self, i: int, piece: RawPiece) -> Cost:
@@ -212,7 +214,7 @@ class _Offer:
             raise ValueError(f"tail pair {i} must be pair {self.tail_start + i}, got {piece.index}")
         if piece.bytes is None:
             raise ValueError(f"tail pair {piece.index} has no size")
-        return Cost(piece.bytes, self._tokens(piece.tokens))
+        return Cost(piece.bytes, self.tokens(piece.tokens))
 
     def _segment_cost(self, k: int, unit: SegmentUnit) -> SegmentCost:
         top = self.tail_start if k == len(self.segments) - 1 else None
@@ -221,28 +223,30 @@ class _Offer:
                              f"{self.tail_start}: segments and tail must cover every pair")
         if k == 0 and unit.from_pair != 0:
             raise ValueError(f"the oldest segment must start at pair 0, not {unit.from_pair}")
-        if k + 1 < len(self.segments):
-            # Only checked when the newer neighbour was looked at: it always is first.
-            if self.segment_costs.looked_at(k + 1) and self.segments[k + 1].from_pair != unit.to_pair + 1:
-                raise ValueError(f"segments {k} and {k + 1} are not contiguous")
+        # Checked against the newer neighbour, which is always looked at first
+        # (the newest segment has none: nothing looks at index m).
+        if self.segment_costs.looked_at(k + 1) and self.segments[k + 1].from_pair != unit.to_pair + 1:
+            raise ValueError(f"segments {k} and {k + 1} are not contiguous")
         if unit.summary is None and unit.reason not in REASONS:
             raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} has no summary and no valid reason")
+        if unit.summary is not None and unit.reason is not None:
+            raise ValueError(f"segment {unit.from_pair}-{unit.to_pair} has a usable summary: it needs no reason")
         self.raw_pairs[k] = _OldestFirst(unit)
         pairs = Converted(self.raw_pairs[k], self._pair_cost)
         if unit.raw_bytes is not None:
-            raw = Cost(unit.raw_bytes, self._tokens(unit.raw_tokens) if unit.raw_tokens is not None
+            raw = Cost(unit.raw_bytes, self.tokens(unit.raw_tokens) if unit.raw_tokens is not None
                        else (sum(p.tokens for p in pairs) if self.counting else 0))
         else:
             raw = sum(pairs, rules.ZERO)
         summary = None
         if unit.summary is not None:
-            summary = Cost(unit.summary.bytes, self._tokens(unit.summary.tokens))
+            summary = Cost(unit.summary.bytes, self.tokens(unit.summary.tokens))
         return SegmentCost(raw=raw, summary=summary, pairs=pairs)
 
     def _pair_cost(self, j: int, piece: RawPiece) -> Cost:
         if piece.bytes is None:
             raise ValueError(f"pair {piece.index} has no size")
-        return Cost(piece.bytes, self._tokens(piece.tokens))
+        return Cost(piece.bytes, self.tokens(piece.tokens))
 
 
 class _OldestFirst(SequenceABC):
@@ -289,21 +293,19 @@ def _cut(offer: _Offer, c: rules.Choice) -> int:
 def _placed(offer: _Offer, c: rules.Choice) -> list[PlacedRaw | PlacedSummary]:
     """What ``c`` gives, chronologically."""
     placed: list[PlacedRaw | PlacedSummary] = []
-    m = len(offer.segments)
     if c.partial_pairs:
         unit = offer.segments[c.first_segment - 1]
         offer.segment_costs[c.first_segment - 1]  # noqa: B018 - converted (and so checked) before use
         pieces = offer.raw_pairs[c.first_segment - 1].pieces()
-        reason = unit.reason if unit.summary is None else None
-        placed += [PlacedRaw(p, reason) for p in pieces[len(pieces) - c.partial_pairs:]]
+        placed = [PlacedRaw(p, unit.reason) for p in pieces[len(pieces) - c.partial_pairs:]]
     summaries = set(c.summaries)
-    for k in range(c.first_segment if not c.first_tail_pair else m, m):
+    # A cut tail (first_tail_pair > 0) comes with no segment given: first_segment is m.
+    for k in range(c.first_segment, len(offer.segments)):
         unit = offer.segments[k]
         if k in summaries:
             placed.append(PlacedSummary(unit))
             continue
-        reason = unit.reason if unit.summary is None else None
-        placed += [PlacedRaw(RawPiece(i, None), reason) for i in range(unit.from_pair, unit.to_pair + 1)]
+        placed += [PlacedRaw(RawPiece(i, None), unit.reason) for i in range(unit.from_pair, unit.to_pair + 1)]
     for i in range(c.first_tail_pair, len(offer.tail)):
         placed.append(PlacedRaw(offer.tail[i], None))
     return placed
@@ -316,21 +318,23 @@ def _choose_beside_sentence(offer: _Offer, budget: Budget, prefer: str, frame: C
     even the sentence fits. The longest sentence there can be (every pair
     left out) is reserved and the choice made within the rest; if that
     choice's sentence needs more (a separator after summaries), more is
-    reserved and it is chosen again."""
+    reserved and it is chosen again. Each round either settles or reserves
+    strictly more, so the rounds end within the budget.
+
+    Called only when the whole budget left pairs out; less room never
+    covers more (under either preference coverage only grows with the
+    budget), so every choice made here leaves some out too."""
     reserve = sentence(offer.pair_count, False)
-    for _ in range(4):
+    while True:
         rest = Budget(budget.bytes - reserve.bytes, None if budget.tokens is None else budget.tokens - reserve.tokens)
         if rest.bytes < 0 or (rest.tokens is not None and rest.tokens < 0):
             return None
         chosen = _choose(offer, rest, prefer, frame)
         cut = _cut(offer, chosen)
-        if not cut:  # less room never covers more; and there would be nothing to tell
-            return chosen, 0, rules.ZERO
         extra = sentence(cut, bool(chosen.summaries))
         if extra.bytes <= reserve.bytes and extra.tokens <= reserve.tokens:
             return chosen, cut, extra
         reserve = Cost(max(reserve.bytes, extra.bytes), max(reserve.tokens, extra.tokens))
-    return None
 
 
 def pack(
@@ -350,11 +354,11 @@ def pack(
         raise ValueError("a budget cannot be negative")
     counting = budget.tokens is not None
     offer = _Offer(tail, segments, pair_count=pair_count, counting=counting)
-    frame = Cost(summary_frame_bytes, _resolve(summary_frame_tokens) if counting else 0)
+    frame = Cost(summary_frame_bytes, offer.tokens(summary_frame_tokens))
 
     def sentence(n: int, with_summaries: bool) -> Cost:
         nbytes, ntokens = omission(n, with_summaries)
-        return Cost(nbytes, _resolve(ntokens) if counting else 0)
+        return Cost(nbytes, offer.tokens(ntokens))
 
     chosen = _choose(offer, budget, prefer, frame)
     cut = _cut(offer, chosen)
@@ -363,10 +367,9 @@ def pack(
         settled = _choose_beside_sentence(offer, budget, prefer, frame, sentence)
         if settled is None:
             # Not even the sentence fits: nothing is given.
-            return Packing(budget=budget, pair_count=pair_count, used_bytes=0,
-                           used_tokens=0 if counting else None, placed=[], cut=pair_count, prefer=prefer)
-        chosen, cut, extra = settled
-        told = cut > 0
+            return Packing(budget=budget, pair_count=pair_count, used_tokens=0 if counting else None,
+                           cut=pair_count, prefer=prefer)
+        (chosen, cut, extra), told = settled, True
     used = chosen.cost + extra
     return Packing(
         budget=budget,

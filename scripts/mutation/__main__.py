@@ -36,8 +36,8 @@ def _toml_list(items) -> str:
     return "[" + ", ".join(json.dumps(str(i)) for i in items) + "]"
 
 
-def _workdir(module: str, spec: dict) -> Path:
-    work = _work(module)
+def _workdir(module: str, spec: dict, *, variant: str = "") -> Path:
+    work = _work(module, variant)
     fresh_copy(work)
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     pytest_args = ["-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnraisableExceptionWarning"]
@@ -71,8 +71,25 @@ def _selected(results: dict[str, str], spec: dict) -> dict[str, str]:
     return {k: v for k, v in results.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
 
 
-def _work(module: str) -> Path:
-    return WORK / re.sub(r"[^A-Za-z0-9]+", "_", module.removesuffix(".py"))
+def _work(module: str, variant: str = "") -> Path:
+    return WORK / (re.sub(r"[^A-Za-z0-9]+", "_", module.removesuffix(".py")) + (f"_{variant}" if variant else ""))
+
+
+def _on_sqlite(module: str, spec: dict, names: list[str], env: dict) -> tuple[dict[str, str], float]:
+    """The mutants that survived on PostgreSQL, run again on the embedded
+    SQLite default (``"sqlite": True``): a module with a branch per database
+    (the claim's statement) has its other branch tested there. Returns their
+    results there and the seconds it took."""
+    if not names:
+        return {}, 0.0
+    work = _workdir(module, spec, variant="sqlite")
+    started = time.monotonic()
+    sqlite_env = dict(env, DATABASE_URL="", COMPACTION_VAR_DIR=str(work / "var"))
+    with (work / "mutmut.log").open("w") as out:
+        subprocess.run([str(MUTMUT), "run", "--max-children", "1", *names], cwd=work, env=sqlite_env, stdout=out,
+                       stderr=subprocess.STDOUT)
+    results = _results(work, module)
+    return {name: results.get(name, "not checked") for name in names}, time.monotonic() - started
 
 
 def run_module(module: str, *, children: int, show_diffs: bool, report_only: bool = False) -> dict:
@@ -98,6 +115,18 @@ def run_module(module: str, *, children: int, show_diffs: bool, report_only: boo
             proc = subprocess.run(args, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
         seconds = time.monotonic() - started
     results = _selected(_results(work, module), spec)
+    on_sqlite = {}
+    if spec.get("sqlite") and not report_only:
+        on_sqlite, sqlite_seconds = _on_sqlite(module, spec, sorted(k for k, v in results.items() if v == "survived"),
+                                               env)
+        seconds += sqlite_seconds
+    elif spec.get("sqlite"):
+        on_sqlite = _results(_work(module, "sqlite"), module)
+    killed_on_sqlite = 0
+    for name, status in on_sqlite.items():
+        if results.get(name) == "survived" and status in ("killed", "timeout"):
+            results[name] = status
+            killed_on_sqlite += 1
     reasons = {}
     for name, status in results.items():
         if status == "timeout":
@@ -121,6 +150,7 @@ def run_module(module: str, *, children: int, show_diffs: bool, report_only: boo
                "survivors": {k: results[k] for k in survivors}, "exit": proc.returncode}
     print(f"\n== {module}: {len(results)} mutants, {summary['killed']} killed ({len(timeouts)} by a timeout), "
           f"{summary['equivalent']} equivalent, {len(survivors)} not killed "
+          f"{f'({killed_on_sqlite} of the kills on SQLite) ' if spec.get('sqlite') else ''}"
           f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}) in {seconds:.0f}s", flush=True)
     for name, reason in sorted(reasons.items()):
         print(f"   equivalent  {name}: {reason}")

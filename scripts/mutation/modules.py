@@ -7,7 +7,9 @@ mutmut's mutant names, ``x_<function>__mutmut_*``; methods are
 ``x<Class>ǁ<method>__mutmut_*``): the rest of such a module is plumbing
 (logging, escaping what the database refuses) that other tests cover.
 ``db``: the tests need PostgreSQL, so the module runs one mutant at a time
-(every run shares the one test database).
+(every run shares the one test database). ``sqlite``: the mutants that
+survive on PostgreSQL are run again on the SQLite default (a module with a
+branch per database).
 """
 
 from __future__ import annotations
@@ -47,12 +49,14 @@ MODULES: dict[str, dict] = {
     },
     "compaction/engine/claim.py": {
         "tests": ["tests/compaction/engine/test_claim.py", "tests/compaction/engine/test_claim_statement.py"],
-        # The claim condition and what a claim writes; not the SQLite branch
-        # (tests/compaction/engine/test_sqlite.py runs it in a subprocess).
+        # The claim condition and what a claim writes. ``sqlite``: what
+        # survives on PostgreSQL runs again on the embedded SQLite default,
+        # where the statement's other branch is the one taken.
         "functions": ["compaction.engine.claim.x_claim_where__mutmut_*", "compaction.engine.claim.x__statement__mutmut_*",
                       "compaction.engine.claim.x__refusal__mutmut_*", "compaction.engine.claim.x_mark_stale__mutmut_*",
                       "compaction.engine.claim.x_job_claim__mutmut_*"],
         "db": True,
+        "sqlite": True,
     },
     "compaction/engine/leases.py": {
         "tests": ["tests/compaction/engine/test_leases.py"],
@@ -67,5 +71,8 @@ MODULES: dict[str, dict] = {
     "compaction/drift/length.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     # Packing and selection last: issue 11 rewrites packing (prefer=raw).
     "compaction/context/selection.py": {"tests": ["tests/compaction/context/test_selection.py"]},
+    "compaction/context/choice.py": {"tests": ["tests/compaction/test_choice.py",
+                                               "tests/compaction/context/test_packing.py"]},
+    "compaction/context/lazy.py": {"tests": ["tests/compaction/context/test_lazy.py"]},
     "compaction/context/packing.py": {"tests": ["tests/compaction/context/test_packing.py"]},
 }

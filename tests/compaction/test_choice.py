@@ -178,25 +178,35 @@ def test_no_segments_and_a_fitting_tail_is_complete():
     assert choice.complete and choice.cost == Cost(7) and choice.first_segment == 0 == choice.segment_count
 
 
-def test_negative_or_non_integer_budgets_and_negative_costs_are_refused():
-    for bad in (-1, 1.5, True, None):
-        with pytest.raises(ValueError):
-            choose_prefer_raw(tail=[], segments=[], budget_bytes=bad)
-    with pytest.raises(ValueError):
-        choose_prefer_raw(tail=[], segments=[], budget_bytes=1, budget_tokens=-1)
-    with pytest.raises(ValueError):
-        choose_prefer_raw(tail=[Cost(-1)], segments=[], budget_bytes=5)
-    with pytest.raises(ValueError):
-        choose_prefer_raw(tail=[], segments=[SegmentCost(Cost(5), Cost(-1))], budget_bytes=5)
-    with pytest.raises(ValueError):
-        choose_prefer_summary(tail=[], segments=[SegmentCost(Cost(-5))], budget_bytes=5)
+def test_negative_or_non_integer_budgets_and_negative_costs_are_refused_naming_what_is_wrong():
+    for choose in (choose_prefer_raw, choose_prefer_summary):
+        for bad in (-1, 1.5, True, None):
+            with pytest.raises(ValueError, match=f"^budget_bytes must be a non-negative integer, got {bad!r}$"):
+                choose(tail=[], segments=[], budget_bytes=bad)
+        for bad in (-1, 1.5, False):
+            with pytest.raises(ValueError, match=f"^budget_tokens must be a non-negative integer, got {bad!r}$"):
+                choose(tail=[], segments=[], budget_bytes=1, budget_tokens=bad)
+        with pytest.raises(ValueError, match=r"^tail pair 1 has a negative cost"):
+            choose(tail=[Cost(1), Cost(-1)], segments=[], budget_bytes=5)
+        with pytest.raises(ValueError, match=r"^tail pair 0 has a negative cost"):
+            choose(tail=[Cost(1, -1)], segments=[], budget_bytes=5)
+        with pytest.raises(ValueError, match=r"^segment 1's summary has a negative cost"):
+            choose(tail=[], segments=[seg(), SegmentCost(Cost(5), Cost(-1))], budget_bytes=5)
+        with pytest.raises(ValueError, match=r"^segment 1 has a negative cost"):
+            choose(tail=[], segments=[seg(), SegmentCost(Cost(-5))], budget_bytes=5)
+        with pytest.raises(ValueError, match=r"^the summary frame has a negative cost"):
+            choose(tail=[], segments=[seg(100, 30)], budget_bytes=1000, summary_frame=Cost(-1))
+    # The fallback to raw pairs checks each pair it gives.
+    with pytest.raises(ValueError, match=r"^segment 0 pair 1 has a negative cost"):
+        choose_prefer_summary(tail=[], segments=[SegmentCost(Cost(5), None, pairs=[Cost(6), Cost(-1)])],
+                              budget_bytes=5)
 
 
 def test_segment_form_outside_the_segments_is_an_error():
-    choice = raw_choice([seg()], 1000)
-    with pytest.raises(IndexError):
-        choice.segment_form(1)
-    with pytest.raises(IndexError):
+    choice = raw_choice([seg(), seg()], 1000)
+    with pytest.raises(IndexError, match=r"^segment 2 is not in 0\.\.1$"):
+        choice.segment_form(2)
+    with pytest.raises(IndexError, match=r"^segment -1 is not in 0\.\.1$"):
         choice.segment_form(-1)
 
 
@@ -234,9 +244,10 @@ def test_prefer_summary_charges_the_frame_with_the_first_summary_only():
 
 
 def test_prefer_summary_needs_the_pair_costs_of_a_segment_it_falls_back_on():
-    with pytest.raises(ValueError):
+    message = r"^segment 0: its pair costs must be given and add up to its raw cost$"
+    with pytest.raises(ValueError, match=message):
         summary_choice([SegmentCost(Cost(100), None)], 1000)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=message):
         summary_choice([SegmentCost(Cost(100), None, pairs=[Cost(10)] * 9)], 1000)
 
 
@@ -291,6 +302,7 @@ def _cost_of(choice: Choice, tail_costs, segments, frame):
 
 
 def _check_shape(choice: Choice, tail_costs, segments, budget, tokens, frame):
+    assert (choice.segment_count, choice.tail_count) == (len(segments), len(tail_costs))
     assert choice.cost == _cost_of(choice, tail_costs, segments, frame)
     assert _fits(choice.cost, budget, tokens)
     f = forms(choice)
@@ -313,6 +325,9 @@ def test_prefer_raw_fits_and_is_one_unbroken_newest_stretch(history):
                                summary_frame=frame)
     _check_shape(choice, tail_costs, segments, budget, tokens, frame)
     assert PARTIAL not in forms(choice)
+    # s: S[c..s) in the cheaper form where it has one, S[s..m) raw by choice; s = c when nothing is
+    # summarised (and s = m when not even the tail fits: no segment is given).
+    assert choice.switch == (max(choice.summaries) + 1 if choice.summaries else choice.first_segment)
 
 
 @settings(max_examples=400, deadline=None)

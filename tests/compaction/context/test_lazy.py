@@ -22,10 +22,11 @@ def test_newest_first_is_indexed_oldest_first_and_consumed_only_as_far_as_asked(
 
 def test_newest_first_refuses_indexes_out_of_range_and_a_producer_that_falls_short():
     seq = NewestFirst(2, iter(["b"]))
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="^2$"):
         seq[2]
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match="^-1$"):
         seq[-1]
+    assert seq.consumed == 0  # a refused index consumes nothing
     with pytest.raises(ValueError, match="2 items announced, 1 produced"):
         seq[0]
     assert list(NewestFirst(3, iter("cba"))) == ["a", "b", "c"]
@@ -42,5 +43,21 @@ def test_converted_converts_each_item_once_when_first_looked_at():
     assert not seq.looked_at(2)
     assert seq[2] == 6 and seq[2] == 6 and calls == [2] and seq.looked_at(2)
     assert sum(seq) == 12 and calls == [2, 0, 1]
-    with pytest.raises(IndexError):
-        seq[3]
+
+
+def test_converted_refuses_indexes_out_of_range_and_reads_nothing_for_them():
+    class Recording(list):
+        def __init__(self, items):
+            super().__init__(items)
+            self.read = []
+
+        def __getitem__(self, k):
+            self.read.append(k)
+            return super().__getitem__(k)
+
+    items = Recording([1, 2, 3])
+    seq = Converted(items, lambda k, item: item)
+    for k in (3, -1, 4):
+        with pytest.raises(IndexError, match=f"^{k}$"):
+            seq[k]
+    assert items.read == [] and not any(seq.looked_at(k) for k in (-1, 3))

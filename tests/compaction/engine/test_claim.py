@@ -224,3 +224,32 @@ def test_claims_are_counted_by_their_result_and_a_stale_binding_is_logged(make_c
     assert {r: count(r) - before[r] for r in before} == {"claimed": 1, "invalid_binding": 1, "model_mismatch": 1}
     assert [r.getMessage() for r in caplog.records] == [
         f"job {bad.pk} made stale: the binding does not list 20 distinct, non-empty message ids"]
+
+
+def test_a_refusal_for_no_attempts_left_leaves_a_job_granted_an_attempt_since_it_was_read(make_conversation):
+    """The refusal's write re-checks in the database what it read: an
+    operator's grant that lands between the refused claim's read and its
+    write keeps the job failed (claimable), not exhausted."""
+    from compaction.engine.claim import Claimant, _refusal
+
+    (job,) = plan(make_conversation(30))
+    CompactionJob.objects.filter(pk=job.pk).update(state=JobState.FAILED, attempts_used=2, max_attempts=2)
+    job.refresh_from_db()  # what the refused claim read: failed, 2 of 2
+    CompactionJob.objects.filter(pk=job.pk).update(max_attempts=3)  # the grant, in between
+    assert _refusal(job, Claimant("w", job.model_id, job.prompt_version_id), SEGMENTS) == "no_attempts_left"
+    assert CompactionJob.objects.get(pk=job.pk).state == JobState.FAILED
+
+
+def test_a_refusal_for_a_moved_source_leaves_a_job_another_worker_claimed_since_it_was_read(make_conversation):
+    """Likewise the stale write: only a job still claimable is made stale,
+    never one that another worker is running by now."""
+    from conversations.models import Segment
+
+    from compaction.engine.claim import Claimant, _refusal
+
+    conv = make_conversation(30)
+    (job,) = plan(conv)  # the refused claim's read: pending
+    assert job_claim(job_id=job.pk, worker="w2", model_id=job.model_id).attempt is not None
+    Segment.objects.filter(conversation=conv).update(digest="0" * 64)  # and then the source moved
+    assert _refusal(job, Claimant("w", job.model_id, job.prompt_version_id), SEGMENTS) == "source_changed"
+    assert CompactionJob.objects.values_list("state", "lease_owner").get(pk=job.pk) == (JobState.RUNNING, "w2")
