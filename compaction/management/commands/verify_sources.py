@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand
 from compaction.bindings.handoff import HANDOFF_KIND
 from compaction.digest import range_digest
 from compaction.models import CompactionJob, HandoffPlan
+from compaction.planning import SEGMENT_SIZE
 from conversations.models import Conversation, Pair, Segment
 
 
@@ -22,7 +23,10 @@ def _range_digest(pairs, start: int, end: int) -> tuple[str, list[str]] | None:
 
 
 def _recomputed_digests(pairs) -> dict[tuple[int, int], tuple[str, list[str]]]:
-    return {(start, start + 9): _range_digest(pairs, start, start + 9) for start in range(0, len(pairs) - 9, 10)}
+    """Every whole segment-sized range's digest, by (from_pair, to_pair)."""
+    last = SEGMENT_SIZE - 1
+    return {(start, start + last): _range_digest(pairs, start, start + last)
+            for start in range(0, len(pairs) - last, SEGMENT_SIZE)}
 
 
 class Command(BaseCommand):
