@@ -226,6 +226,49 @@ def test_repaired_and_loop_folded_runs_agree_too():
     assert bounds == [False, False, False, True]  # the shortcut taken, then the whole run fitting
 
 
+def test_side_effects_the_tool_loop_folded_are_weighed_once():
+    """Side effects the tool loop folded start the ledger note (the header
+    and their lines) before any middle ring goes; the walk weighs them once,
+    and gives what counting everything gives at every budget."""
+    messages = long_run(120)
+    messages[-1:] = [{"role": "user", "content": "and now?"}] + [m for n in range(120, 126) for m in (
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": "book_flight", "arguments": f'{{"n": {n}}}'}}]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": f"booked {n} " + "z" * 900})]
+    shortcut = 0
+    for budget in range(700, 3200, 7):
+        config = {"model_input_limit": limit_for(budget), "loop": {"trigger_tool_rounds": 3, "recent_tool_rounds": 2}}
+        lazy = run("openai", messages, None, config)
+        assert_same(lazy, run("openai", messages, None, config, count_all=True))
+        if not isinstance(lazy, AssemblyError):
+            assert lazy.report.events[-1]["event"] == "compacted"
+            shortcut += not lazy.report.tokens_before_exact
+    assert shortcut > 100
+
+
+def test_trimming_units_counted_beforehand_takes_the_same_shortcut():
+    """``trim`` called on units that already carry their counts (``plan_units``
+    with tokens) forces out the same units and reports none as uncounted."""
+    from compaction.context.assembly import AssemblyConfig, plan_units
+    from compaction.context.assembly.buckets import assign_buckets, split_units
+    from compaction.context.assembly.ledger import build_ledger
+    from compaction.context.assembly.trim import trim
+
+    messages = parse("openai", long_run(120)).messages
+    config = AssemblyConfig.coerce({"model_input_limit": limit_for(1500), "loop": None})
+    ledger = build_ledger(messages, None, format="openai")
+    outcomes = []
+    for counted in (True, False):
+        units = plan_units(messages, "openai", config, counter) if counted else assign_buckets(
+            split_units(messages, "openai", None), messages, config)
+        outcomes.append(trim(units, messages, format="openai", config=config, ledger=ledger, count=counter,
+                             fixed_tokens=3, budget=1500))
+    ready, lazy = outcomes
+    assert ready.messages == lazy.messages and ready.tokens_after == lazy.tokens_after <= 1500
+    assert ready.uncounted == 0 < lazy.uncounted
+    assert [s.get("tokens_exact", True) for s in ready.steps] == [True] * len(ready.steps)
+
+
 def test_a_run_that_fits_is_counted_whole_and_reported_exactly():
     messages = long_run(5)
     lazy = assemble(format="openai", messages=messages, config={"model_input_limit": 10**7}, counter=counter)
