@@ -159,20 +159,10 @@ def count_message(message: Message, count: TextCounter) -> int:
         inner = blocks[0].content.blocks
         if len(inner) == 1 and type(inner[0]) is Text:
             return MESSAGE_OVERHEAD + count(inner[0].text) + NAME_OVERHEAD + count(extra["name"])
-    total = MESSAGE_OVERHEAD
-    for b in blocks:
-        kind = type(b)
-        if kind is Text:
-            total += count(b.text)
-        elif kind is ToolCall:
-            total += CALL_OVERHEAD + count(b.name) + count(b.arguments_text())
-        elif kind is ToolResult:
-            if message.role != "tool":
-                total += RESULT_OVERHEAD
-            total += _content_tokens(b.content.blocks, count)
-        elif kind is Opaque:
-            total += count(canonical_json(b.data))
-    extra = message.extra
+    total = MESSAGE_OVERHEAD + _content_tokens(blocks, count)
+    if message.role != "tool":
+        # A tool result inside another role's message is framed on its own.
+        total += RESULT_OVERHEAD * sum(1 for b in blocks if type(b) is ToolResult)
     if not extra:
         return total
     for key, value in extra.items():

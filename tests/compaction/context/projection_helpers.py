@@ -20,6 +20,15 @@ def ingest_pairs(n, **kwargs):
     return ingest(conversation_document(n, **kwargs))
 
 
+def ingest_texts(users, answers, *, external_id):
+    """A conversation whose pair ``i`` is ``users[i]`` answered by ``answers[i]``."""
+    doc = conversation_document(len(users), external_id=external_id)
+    for i in range(len(users)):
+        doc["messages"][2 * i]["content"] = users[i]
+        doc["messages"][2 * i + 1]["content"] = answers[i]
+    return ingest(doc)
+
+
 def job_for(conv, from_pair, *, state="pending", version=3, digest=None, attempts=0):
     seg = Segment.objects.get(conversation=conv, from_pair=from_pair)
     return CompactionJob.objects.create(

@@ -14,7 +14,7 @@ from compaction.context.budget import ProjectionInvalid
 from compaction.context.projection import conversation_projection
 from compaction.tokens import count_tokens
 from conversations.models import Message, Pair
-from tests.compaction.context.projection_helpers import (
+from tests.compaction.context.projection_helpers import (ingest_texts, 
     block_bytes,
     ingest,
     ingest_pairs,
@@ -308,11 +308,7 @@ _counter = iter(range(10**9))
        st.sampled_from(["raw", "summary"]))
 def test_returned_bytes_never_exceed_the_budget(history, budget, fmt, budget_tokens, prefer):
     users, answers, kinds = history
-    doc = conversation_document(len(users), external_id=f"prop-{next(_counter)}")
-    for i in range(len(users)):
-        doc["messages"][2 * i]["content"] = users[i]
-        doc["messages"][2 * i + 1]["content"] = answers[i]
-    conv = ingest(doc)
+    conv = ingest_texts(users, answers, external_id=f"prop-{next(_counter)}")
     for k in range(max(0, (len(users) - 20) // 10)):
         kind = kinds[k]
         if kind in ("v3", "v2", "v1"):

@@ -13,7 +13,7 @@ from compaction.context.formats import omitted_sentence
 from compaction.context.projection import conversation_projection
 from compaction.tokens import count_tokens
 from conversations.models import Pair, Segment
-from tests.compaction.context.projection_helpers import (block_bytes, ingest, ingest_pairs, job_for, summary_for,
+from tests.compaction.context.projection_helpers import (ingest_texts, block_bytes, ingest, ingest_pairs, job_for, summary_for,
                                                         validate_chat_messages)
 from tests.factories import conversation_document
 
@@ -201,11 +201,7 @@ def histories(draw):
 def test_over_the_database_the_choice_fits_accounts_once_and_under_raw_no_other_choice_does_better(
         history, budget, prefer):
     users, answers, kinds = history
-    doc = conversation_document(len(users), external_id=f"raw-prop-{next(_counter)}")
-    for i in range(len(users)):
-        doc["messages"][2 * i]["content"] = users[i]
-        doc["messages"][2 * i + 1]["content"] = answers[i]
-    conv = ingest(doc)
+    conv = ingest_texts(users, answers, external_id=f"raw-prop-{next(_counter)}")
     segments = list(Segment.objects.filter(conversation=conv).order_by("from_pair"))
     block = {}  # from_pair -> summary block bytes, where usable
     for seg, kind in zip(segments, kinds):
