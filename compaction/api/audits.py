@@ -106,14 +106,6 @@ class ReviewRefSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class DriftFindingRefSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=DriftKind.values)
-    code = serializers.ChoiceField(choices=DriftCode.values)
-    section = serializers.CharField(allow_null=True, help_text="the note's section; null: the whole note")
-    line = serializers.IntegerField(allow_null=True, help_text="1-based note line; null: the whole note")
-    message_ids = serializers.ListField(child=serializers.CharField(), help_text="the messages that prove it")
-
-
 class ChainBreakSerializer(serializers.Serializer):
     generation = serializers.IntegerField(allow_null=True,
                                           help_text="the generation whose own material stopped matching")
