@@ -242,6 +242,7 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
     view.request, view.format_kwarg = request, None
     queryset = AUDITS.after(view.filter_queryset(view.get_queryset()), None)
     sql, params = audit_export.export_sql(queryset, fmt="csv", half=half)
+    _scope_one_percent_of_the_jobs()
     with audit_export._snapshot(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a table this small would be read whole
         cursor.execute(cursor.cursor.mogrify("EXPLAIN (FORMAT JSON) " + sql, params))
@@ -256,6 +257,23 @@ def test_one_scope_is_read_through_an_index_in_the_export_order(world, params, i
     # Nothing between the job scan and the client sorts or gathers the whole result.
     assert not {"Sort", "Incremental Sort", "Gather", "Gather Merge", "Hash Join"} & {
         n["Node Type"] for n in nodes if n.get("Parent Relationship") != "SubPlan" and not _under_lateral(n, nodes)}
+
+
+def _scope_one_percent_of_the_jobs():
+    """The planner sees what the bench measures: the exported scope is 1% of
+    the job table (copies of its jobs in another scope), with statistics
+    taken now. Left to autovacuum, whether the tiny fixture had statistics
+    yet, and so which plan won, depended on timing."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
+                       "'compaction_compactionjob' AND column_name <> 'id' ORDER BY ordinal_position")
+        columns = [name for (name,) in cursor.fetchall()]
+        copied = {"scope": "'elsewhere'", "model_id": "model_id || '-' || g"}
+        cursor.execute(
+            f"INSERT INTO compaction_compactionjob ({', '.join(columns)}) "
+            f"SELECT {', '.join(copied.get(c, c) for c in columns)} "
+            "FROM compaction_compactionjob, generate_series(1, 99) AS g")
+        cursor.execute("ANALYZE compaction_compactionjob")
 
 
 def test_a_half_export_needs_an_order_that_ends_ties_by_id(world):
