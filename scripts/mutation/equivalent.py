@@ -85,6 +85,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     "compaction.engine.claim.x_job_claim__mutmut_98": (
         'if job.prompt_version_id == claimant.prompt_version_id',
         "a claim succeeds only under the job's own prompt version (a clause of the statement), so the first test is always false there and the freeze is conditional on frozen_at IS NULL in the database either way"),
+    "compaction.context.packing.x__choose_beside_sentence__mutmut_3": (
+        "reserve = sentence(offer.pair_count, None)",
+        "None is false like False: the omission callback is only told whether summaries precede the sentence, "
+        "and the product's (formats.openai_omission_parts) and the tests' only test its truth"),
     "compaction.engine.leases.x_jobs_reap_expired__mutmut_15": (
         '.order_by("lease_expires_at", )',
         'the id only orders leases that expired at the same instant; each is reaped by its own conditional write whatever their order'),

@@ -243,9 +243,8 @@ def test_a_refusal_for_no_attempts_left_leaves_a_job_granted_an_attempt_since_it
 def test_a_refusal_for_a_moved_source_leaves_a_job_another_worker_claimed_since_it_was_read(make_conversation):
     """Likewise the stale write: only a job still claimable is made stale,
     never one that another worker is running by now."""
-    from conversations.models import Segment
-
     from compaction.engine.claim import Claimant, _refusal
+    from conversations.models import Segment
 
     conv = make_conversation(30)
     (job,) = plan(conv)  # the refused claim's read: pending
