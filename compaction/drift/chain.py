@@ -42,9 +42,14 @@ _KEEP = 8
 class ChainIndex:
     """The index of one chain's settled messages (see the module doc)."""
 
-    def __init__(self, users: list[UserReading], assistants: list[ChainMessage], tools: list[ToolResult],
-                 keys: tuple[list, list, list], base: "ChainIndex | None" = None):
-        self.users, self.assistants, self.tools, self.keys = users, assistants, tools, keys
+    def __init__(self, users: list[UserReading], tools: list[ToolResult], keys: tuple[list, list, list],
+                 base: "ChainIndex | None" = None):
+        # The assistant answers are read from their keys, (id, pair, text):
+        # tuples of strings and numbers, which the collector stops walking,
+        # where each kept message object was walked by every full
+        # collection (issue 14).
+        self.users, self.tools, self.keys = users, tools, keys
+        self.assistants = keys[1]
         self._base = base
         self._parts: dict[str, object] = {}
         # Whether each abandonment (by its user's chain order) was asked for
@@ -58,7 +63,7 @@ class ChainIndex:
             empty, extend = _PARTS[name]
             base = self._base
             if base is not None and name in base._parts:
-                found = extend(base._parts[name], self, len(base.users), len(base.assistants), len(base.tools))
+                found = extend(base._parts[name], self, len(base.users), len(base.keys[1]), len(base.tools))
             else:
                 found = extend(empty(), self, 0, 0, 0)
             self._parts[name] = found
@@ -89,16 +94,21 @@ class ChainIndex:
 
 
 def _extended(index: dict, pairs) -> dict:
-    """``index`` (key → list) with ``pairs`` appended, as a new dict whose
-    changed lists are new lists: ``index`` itself stays as it was."""
-    out = dict(index)
-    fresh: set = set()
+    """``index`` (key → tuple) with ``pairs`` appended, as a new dict whose
+    changed entries are new tuples: ``index`` itself stays as it was. Tuples
+    of strings and numbers, not lists: the collector stops walking them (and
+    the dict holding only them) after they survive one collection, where
+    each list was walked by every full collection (issue 14)."""
+    added: dict = {}
     for key, item in pairs:
-        if key in fresh:
-            out[key].append(item)
+        found = added.get(key)
+        if found is None:
+            added[key] = [item]
         else:
-            out[key] = [*out.get(key, ()), item]
-            fresh.add(key)
+            found.append(item)
+    out = dict(index)
+    for key, items in added.items():
+        out[key] = out.get(key, ()) + tuple(items)
     return out
 
 
@@ -138,18 +148,18 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
         old, ((term, user.order) for user in ix.users[u:] if user.asks_question for term in user.terms))),
     "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
     "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
-        [normalise(m.text) for m in ix.assistants[a:]])),
+        [normalise(text) for _, _, text in ix.assistants[a:]])),
     "tool_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(r.text) for r in ix.tools[t:]])),
     "assistant_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
-        [m.text.lower() for m in ix.assistants[a:]])),
+        [text.lower() for _, _, text in ix.assistants[a:]])),
     "tool_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([r.text.lower() for r in ix.tools[t:]])),
     "assistant_values": (dict, lambda old, ix, u, a, t: _extended(
-        old, ((key, m.id) for m in ix.assistants[a:] for key in _value_keys(m.text)))),
+        old, ((key, id_) for id_, _, text in ix.assistants[a:] for key in _value_keys(text)))),
     "tool_values": (dict, lambda old, ix, u, a, t: _extended(
         old, ((key, r.message_id) for r in ix.tools[t:] for key in _value_keys(r.text)))),
     "text_of": (dict, lambda old, ix, u, a, t: {**old, **{r.message_id: r.text for r in ix.tools[t:]},
-                                                 **{m.id: m.text for m in ix.assistants[a:]}}),
+                                                 **{id_: text for id_, _, text in ix.assistants[a:]}}),
     "user_date_keys": (frozenset, lambda old, ix, u, a, t: old | {
         key for user in ix.users[u:] for _, key in values.dates(user.message.text)}),
     "user_numbers": (frozenset, lambda old, ix, u, a, t: old | {
@@ -172,7 +182,7 @@ def chain_index(reader: Reader, users: list[UserReading], assistants: list[Chain
     keys = ([(u.message.id, u.message.pair_index, u.message.text) for u in users],
             [(m.id, m.pair_index, m.text) for m in assistants],
             [(r.message_id, r.pair_index, r.text, r.arguments, r.ok) for r in tools])
-    name = ("chain index", keys[0][0][0] if keys[0] else None)
+    name = _name(keys[0][0][0] if keys[0] else None)
     remembered = reader.remembered(name)
     base = None
     if remembered is not None and all(len(now) >= len(then) and now[:len(then)] == then
@@ -181,6 +191,16 @@ def chain_index(reader: Reader, users: list[UserReading], assistants: list[Chain
             return remembered
         base = remembered
         base.forget_base()
-    index = ChainIndex(users, assistants, tools, keys, base)
+    index = ChainIndex(users, tools, keys, base)
     reader.remember(name, index, limit=_KEEP)
     return index
+
+
+def _name(first_user_id: str | None) -> tuple:
+    return ("chain index", first_user_id)
+
+
+def remembered_chain(reader: Reader, first_user_id: str | None) -> ChainIndex | None:
+    """The last index remembered of the chain whose first user message is
+    ``first_user_id`` (it may be shorter, longer or another version of it)."""
+    return reader.remembered(_name(first_user_id))

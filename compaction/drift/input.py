@@ -27,7 +27,7 @@ from compaction.handoff.reader import forget_readings as reader_forget_readings
 from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth
 from compaction.handoff.values import dates, same_date
 
-from .chain import chain_index
+from .chain import chain_index, remembered_chain
 from .corpus import Corpus
 from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
 
@@ -53,8 +53,7 @@ class DriftInput:
         for result in material.tool_results:
             tools.setdefault(result.message_id, result)
         # Chain order is pair order (one user message and one answer per pair).
-        self.users = [_user_reading(self.vocabulary, m, i) for i, m in enumerate(
-            sorted(users.values(), key=lambda m: m.pair_index))]
+        self.users = _user_readings(self.vocabulary, sorted(users.values(), key=lambda m: m.pair_index))
         self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
         self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
         self.material_user_ids = {p.user_id for p in material.pairs}
@@ -78,12 +77,12 @@ class DriftInput:
         return self.users[index] if index is not None else None
 
     @read_once
-    def users_by_term(self) -> dict[str, list[int]]:
+    def users_by_term(self) -> dict[str, tuple[int, ...]]:
         """The chain order of the user messages holding each key term: a rule
         about a term looks at the messages that share it, not at all."""
         return self.chain.users_by_term
 
-    def questions_with(self, term: str) -> list[int]:
+    def questions_with(self, term: str) -> tuple[int, ...]:
         """The user messages that ask a question and hold ``term`` (chain
         order); none for a term so common it tells no message apart (寄修,
         AirPods: more than a twentieth of the chain, and at least 20). The
@@ -93,7 +92,7 @@ class DriftInput:
         return found if len(found) <= self._question_limit else ()
 
     @read_once
-    def _questions_by_term(self) -> dict[str, list[int]]:
+    def _questions_by_term(self) -> dict[str, tuple[int, ...]]:
         return self.chain.questions_by_term
 
     @read_once
@@ -149,9 +148,9 @@ class DriftInput:
             return ([self.tools[i].message_id for i in self._tool_lower.holding(key)]
                     + [self.assistants[i].id for i in self._assistant_lower.holding(key)])
         if kind == "date":
-            found = chain.tool_values.get(("date", key[1:]), []) + chain.assistant_values.get(("date", key[1:]), [])
+            found = chain.tool_values.get(("date", key[1:]), ()) + chain.assistant_values.get(("date", key[1:]), ())
             return [i for i in unique(found) if any(same_date(key, k) for _, k in dates(chain.text_of[i]))]
-        return list(unique(chain.tool_values.get((kind, key), []) + chain.assistant_values.get((kind, key), [])))
+        return list(unique(chain.tool_values.get((kind, key), ()) + chain.assistant_values.get((kind, key), ())))
 
     @read_once
     def _tool_lower(self) -> Corpus:
@@ -217,7 +216,7 @@ class DriftInput:
             for abandoner, named, borrowed in self.abandons if abandoner.order < user.order))
 
     @read_once
-    def _abandons_by_term(self) -> dict[str, list[int]]:
+    def _abandons_by_term(self) -> dict[str, tuple[int, ...]]:
         return self.chain.abandons_by_term
 
     def dropped_about(self, found: frozenset[str]):
@@ -323,8 +322,22 @@ def _read_note(text: str) -> tuple:
     return found
 
 
-def _user_reading(reader: Reader, message: ChainMessage, order: int) -> UserReading:
-    """The reading of one user message at its place in the chain, kept:
-    a chain only grows at its end, so earlier messages read the same."""
-    return reader.kept(("user", message.id, message.pair_index, message.text, order), message.text,
-                       lambda: UserReading(message, order, reader))
+def _user_readings(reader: Reader, messages: list[ChainMessage]) -> list[UserReading]:
+    """The readings of the chain's user messages, in chain order. A reading
+    depends on its message and its place alone, and a chain only grows at
+    its end: the readings the last index of this chain holds at the same
+    place (same id, pair and text) are taken again, the others read anew.
+    So readings live as long as the chains remembered (``chain._KEEP``), not
+    in the memo of every text read, where each was an object a full garbage
+    collection walks (issue 14)."""
+    index = remembered_chain(reader, messages[0].id if messages else None)
+    known = index.users if index is not None else []
+    out = []
+    for order, message in enumerate(messages):
+        if order < len(known):
+            old = known[order].message
+            if old.id == message.id and old.pair_index == message.pair_index and old.text == message.text:
+                out.append(known[order])
+                continue
+        out.append(UserReading(message, order, reader))
+    return out

@@ -26,12 +26,14 @@ def check_lost_constraint(d: DriftInput) -> list[Finding]:
     and quotes; abandoned lines excepted). A condition is withdrawn when a
     later user message of the material abandons its matter, restates it
     with the same operator and other numbers (预算改成5000以内), or — for a
-    hold — gives the go-ahead again. A note keeps it when any line holds it
-    verbatim, or holds its operator word, every number of it and at least
-    60% of its key terms ("只要银色或者深空灰" kept as "黑色优先" is lost:
-    the "only" is gone). Points at the heading of the section that should
-    hold it (the parent's section, else user requests); proof: the message
-    that stated it."""
+    hold — gives the go-ahead again; the condition's own message never
+    withdraws it (one message may drop a matter and state a condition —
+    "周五的航班不要了，只要周六的" — or state two bounds at once). A note
+    keeps it when any line holds it verbatim, or holds its operator word,
+    every number of it and at least 60% of its key terms ("只要银色或者深空灰"
+    kept as "黑色优先" is lost: the "only" is gone). Points at the heading of
+    the section that should hold it (the parent's section, else user
+    requests); proof: the message that stated it."""
     conditions: list[Condition] = []
     for line in d.parent_lines:
         if line.section in MATTER_SECTIONS and not notes.is_abandoned(line.text):

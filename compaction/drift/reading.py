@@ -136,10 +136,10 @@ class UserReading:
         return normalise(self.message.text)
 
     @read_once
-    def asking_clauses(self) -> list[str]:
+    def asking_clauses(self) -> tuple[str, ...]:
         """Clauses that ask for something to be done: a request (a direct
         request counts even when phrased as a question) or a consent."""
-        return [clause for clause, role in self.roles if role in (cl.REQUEST, cl.CONSENT)]
+        return tuple(clause for clause, role in self.roles if role in (cl.REQUEST, cl.CONSENT))
 
     @read_once
     def questions(self) -> tuple[bool, ...]:
@@ -152,10 +152,10 @@ class UserReading:
         return any(self.questions)
 
     @read_once
-    def statement_clauses(self) -> list[str]:
+    def statement_clauses(self) -> tuple[str, ...]:
         """Clauses that say something rather than only ask: every clause that
         is not a question (a direct request phrased as one is a request)."""
-        return [clause for clause, question in zip(self.clauses, self.questions) if not question]
+        return tuple(clause for clause, question in zip(self.clauses, self.questions) if not question)
 
 
 class LineReading(Holding):

@@ -244,7 +244,18 @@ def classify(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> tuple[
     return vocabulary.kept(("classify", text), text, lambda: _classify(text, vocabulary))
 
 
+# Each answer (a role and the set of categories matched) once: there are a
+# few dozen of them, and every remembered reading holding its own copy was
+# two more objects each full garbage collection walks (issue 14).
+_ANSWERS: dict[tuple[str, frozenset[str]], tuple[str, frozenset[str]]] = {}
+
+
 def _classify(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
+    answer = _role(text, vocabulary)
+    return _ANSWERS.setdefault(answer, answer)
+
+
+def _role(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
     kinds = {c for c in _ROLE_CATEGORIES if vocabulary.matches(c, text)}
     consent, negated_consent = _consent(vocabulary, text)
     if not consent:

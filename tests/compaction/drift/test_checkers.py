@@ -893,3 +893,40 @@ def test_a_line_marked_abandoned_is_no_question_record_whatever_the_scopes_quest
 def test_a_later_question_repeating_a_holds_words_does_not_lift_it():
     mat = material(("送修申请周五之前先别提交。", "好的。"), ("你记下“送修申请周五之前先别提交”这句了吗？", "记下了。"))
     assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["送修申请"]}), mat)] == ["送修申请周五之前先别提交"]
+
+
+# Only a LATER user message withdraws a condition (check_lost_constraint's
+# rule): one message may state a condition and drop another matter, or state
+# two bounds, at once; its own words never cancel the condition it states.
+
+def test_an_abandonment_in_the_conditions_own_message_does_not_withdraw_it():
+    swap = material(("周五去上海的航班不要了，只要周六去上海的航班。", "好的，改查周六的。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["订去上海的航班"]}), swap)] == ["只要周六去上海的航班"]
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["订去上海的航班：只要周六去上海的航班"]}), swap) == []
+    # The same abandonment in the next message does withdraw it.
+    dropped = material(("只要周六去上海的航班。", "好的。"), ("周六去上海的航班也不要了。", "好的，不订了。"))
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["订去上海的航班"]}), dropped) == []
+
+
+def test_english_an_abandonment_in_the_conditions_own_message_does_not_withdraw_it():
+    swap = material(("Forget the Friday flight to Boston; I only want the Saturday flight to Boston.",
+                     "Looking at Saturday instead."))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, en(**{R: ["Flight to Boston"]}), swap)] == [
+        "I only want the Saturday flight to Boston"]
+    dropped = material(("I only want the Saturday flight to Boston.", "Noted."),
+                       ("Forget the Saturday flight to Boston too.", "Okay, no flight."))
+    assert run(c.LOST_CONSTRAINT, en(**{R: ["Flight to Boston"]}), dropped) == []
+
+
+def test_two_bounds_in_one_message_do_not_supersede_each_other():
+    mat = material(("iPad预算4000以内，保护壳预算300以内。", "好的。"))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, zh(**{R: ["买iPad和保护壳"]}), mat)] == [
+        "iPad预算4000以内", "保护壳预算300以内"]
+    assert run(c.LOST_CONSTRAINT, zh(**{R: ["买iPad（预算4000以内），保护壳预算300以内"]}), mat) == []
+
+
+def test_english_two_bounds_in_one_message_do_not_supersede_each_other():
+    mat = material(("Keep the hotel budget under $200 a night, and the flight budget under $450.", "Noted."))
+    assert [f.subject for f in run(c.LOST_CONSTRAINT, en(**{R: ["Hotel and flight to Boston"]}), mat)] == [
+        "Keep the hotel budget under $200 a night", "and the flight budget under $450."]
+    assert run(c.LOST_CONSTRAINT, en(**{R: ["Hotel budget under $200 a night, flight budget under $450"]}), mat) == []

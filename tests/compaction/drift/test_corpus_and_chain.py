@@ -99,7 +99,7 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
         inputs.append(d)
     assert all(d.chain._base is None or d.chain._base is inputs[i - 1].chain for i, d in enumerate(inputs) if i)
     for d in inputs[1:]:
-        fresh = ChainIndex(d.users, d.assistants, d.tools, d.chain.keys)
+        fresh = ChainIndex(d.users, d.tools, d.chain.keys)
         for name in _PARTS:
             grown, built = d.chain.part(name), fresh.part(name)
             if isinstance(grown, Corpus):
@@ -290,3 +290,33 @@ def test_remembered_values_stay_within_their_limit_when_the_memo_forgets_its_old
     kept = [k for k in reader._memo if k[0] == "chain index" and k[1] != "names"]
     assert sorted(kept) == [("chain index", 4), ("chain index", 5)]
     assert reader.remembered(("chain index", 5)) == 5 and reader.remembered(("chain index", 3)) is None
+
+
+def test_a_user_messages_reading_is_taken_again_from_its_chain_only_where_the_message_is_the_same():
+    from compaction.drift.input import DriftInput
+    from compaction.drift.reading import ChainMessage
+
+    from .helpers import material, zh
+
+    vocabulary = v.DEFAULT.extended({})  # a reader of its own: nothing remembered from other tests
+    note = zh(requests=["左耳无声"])
+    first = material(("左耳没声音了，订单88232。", "已查到。"), ("先别提交申请。", "好的。"))
+    second = material(("包装准备好了，可以提交了。", "好的。"), start=2)
+
+    def read(chain, mat):
+        return DriftInput(note=note, parent=None, material=mat, chain=chain, vocabulary=vocabulary)
+
+    one = read(ChainHistory.from_materials([first]), first)
+    two = read(ChainHistory.from_materials([first, second]), second)
+    assert [u.order for u in two.users] == [0, 1, 2]
+    assert all(two.users[i] is one.users[i] for i in range(2))  # the chain grew: the same readings
+    # An edited message is read anew, at its place; the others are taken again.
+    history = ChainHistory.from_materials([first, second])
+    edited = ChainHistory((history.user_messages[0], ChainMessage("u1", 1, "现在可以提交申请了，我同意。"),
+                           history.user_messages[2]), history.assistant_messages, history.tool_results)
+    three = read(edited, second)
+    assert three.users[0] is two.users[0] and three.users[2] is two.users[2]
+    assert three.users[1] is not two.users[1]
+    assert (three.users[1].message.text, three.users[1].order, three.users[1].state) == ("现在可以提交申请了，我同意。", 1,
+                                                                                          "consent")
+    assert two.users[1].state == "hold"
