@@ -55,7 +55,7 @@ class Binding:
 
     def model_id(self) -> str:
         """The model id new jobs of this kind are bound to: the configured
-        provider's (``extractive-v3`` offline; ``COMPACTION_MODEL`` for
+        provider's (``extractive-v2`` offline; ``COMPACTION_MODEL`` for
         ``openai``)."""
         return providers.configured_model_id()
 

@@ -13,16 +13,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..extraction import labelled_lines, split_clauses, split_sentences, trim_leading_filler
+from ..extraction import labelled_lines, split_sentences, trim_leading_filler
 from ..models import JobState
 
 # A label as summaries write it: ``[m-1041]``, or ``[…43]`` for an id that
 # only changes the end of the previous label's (``extraction.label``).
 _LABEL = re.compile(r"\[([^\[\]\s]{1,200})\]")
-# What may stand between two kept clauses that print as one piece, and the
-# full stop a summary line's end leaves out (``extraction.render``).
-_SEPARATOR_CHARS = " ，、：,:"
-_LINE_END = re.compile(r"[。；.;]$")
 
 
 @dataclass(frozen=True)
@@ -73,34 +69,26 @@ def kept_by_message(summary: str) -> dict[str, str]:
 
 
 def answer_pieces(answer: str, kept: str | None) -> list[Piece]:
-    """``answer`` cut into the clauses the summary kept (``"kept"``) and the
-    rest (``"text"``), its characters unchanged. A clause (``extraction``'s
-    unit; a whole sentence for summaries of earlier versions) counts as
-    kept when its text — without a leading filler the summariser trims, or
-    the full stop a line's end leaves out — is in the summary's line for
-    this answer (or, cut with "…", starts it). Neighbouring kept clauses
-    are one piece, with the separator between them."""
+    """``answer`` cut into sentences the summary kept (``"kept"``) and the
+    rest (``"text"``), its characters unchanged. A sentence counts as kept
+    when its text, without a leading filler the summariser trims, is in the
+    summary's line for this answer (or, cut with "…", starts it)."""
     if not kept:
         return [Piece("text", answer)] if answer else []
     cut = kept.endswith("…")
     spans: list[tuple[int, int]] = []
     cursor = 0
     for sentence in split_sentences(answer):
-        whole = trim_leading_filler(sentence).strip()
-        parts = [whole] if whole and whole in kept else [c.strip() for c, _ in split_clauses(sentence)]
-        for core in parts:
-            if not core:
-                continue
-            hit = core in kept or _LINE_END.sub("", core) in kept or (cut and core.startswith(kept[:-1].strip()))
-            at = answer.find(core, cursor)
-            if at < 0:
-                continue
-            if hit:
-                if spans and not answer[spans[-1][1]:at].strip(_SEPARATOR_CHARS):
-                    spans[-1] = (spans[-1][0], at + len(core))
-                else:
-                    spans.append((at, at + len(core)))
-            cursor = at + len(core)
+        core = trim_leading_filler(sentence).strip()
+        if not core:
+            continue
+        hit = core in kept or (cut and core.startswith(kept[:-1].strip()))
+        at = answer.find(core, cursor)
+        if at < 0:
+            continue
+        if hit:
+            spans.append((at, at + len(core)))
+        cursor = at + len(core)
     pieces, pos = [], 0
     for start, end in spans:
         if start > pos:

@@ -60,7 +60,7 @@ def provider_build(*, handoff: bool = False) -> Provider:
 
 def configured_model_id() -> str:
     """The model id new jobs are bound to: the configured provider's own id
-    (``extractive-v3`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
+    (``extractive-v2`` offline; ``COMPACTION_MODEL`` for ``openai``)."""
     return _base_provider().model_id
 
 

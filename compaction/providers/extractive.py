@@ -1,10 +1,8 @@
-"""The offline default provider: deterministic extraction, no model (SPEC §5;
-``extractive-v3`` keeps the clauses that state the most new facts per
-character, at most 30% of its input, SPEC §6).
+"""The offline default provider: deterministic sentence extraction, no model
+(SPEC §5; ``extractive-v2`` compresses to at most 30% of its input, SPEC §6).
 
-A new model id whenever it writes different summaries (``extractive-v1``
-whole sentences under 1,500 characters, ``extractive-v2`` whole sentences
-under 30%): jobs and generations stay bound to the model that made them.
+A new model id because it writes different summaries than ``extractive-v1``:
+jobs and generations stay bound to the model that made them.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from ..extraction import DEFAULT_MAX_CHARS, summarise
 from ..tokens import count_tokens
 from .base import Provider, SummaryRequest
 
-EXTRACTIVE_MODEL_ID = "extractive-v3"
+EXTRACTIVE_MODEL_ID = "extractive-v2"
 
 
 class ExtractiveProvider(Provider):

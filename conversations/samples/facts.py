@@ -3,9 +3,9 @@ that tells whether a text says a value (``mentions``)."""
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
-
-from ..wording import value_pattern
 
 # --- Long conversations with the facts a next run should still have ------------
 #
@@ -72,12 +72,25 @@ class Sample:
     message_dialogues: dict[str, str] = field(default_factory=dict)
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]")
+
+
+@functools.lru_cache(maxsize=65536)
+def _mention_pattern(value: str) -> re.Pattern:
+    # Case-insensitive; a value that begins or ends with a letter or digit
+    # must not run on into one ("12" is not in "2012", "AA" not in "AAA").
+    # Chinese needs no boundaries: its words are not separated.
+    head = r"(?<![A-Za-z0-9])" if _ASCII_WORD.match(value[0]) else ""
+    tail = r"(?![A-Za-z0-9])" if _ASCII_WORD.match(value[-1]) else ""
+    return re.compile(head + re.escape(value) + tail, re.IGNORECASE)
+
+
 def mentions(text: str, value: str) -> bool:
     """Whether ``text`` says ``value`` (the rule every fact here was kept by)."""
     value = value.strip()
     if len(value) < MIN_VALUE_CHARS:
         return False
-    return value_pattern(value).search(text) is not None
+    return _mention_pattern(value).search(text) is not None
 
 
 def values_of(value) -> list[str]:

@@ -53,6 +53,15 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     "compaction.context.assembly.validator.x_validate__mutmut_227": (
         'found.sort(key=None)',
         'the second item of each tuple is its insertion number, unique, so whole tuples sort as the key does and the violations themselves are never compared'),
+    "compaction.extraction.x__candidates__mutmut_7": (
+        "every.append(Sentence(a, None, raw",
+        "the unfiltered sentences only serve the fallback of one best sentence: ranking compares positions only "
+        "between tuples equal in every earlier item, where None == None and the stable sort keeps list order, "
+        "which is position order; one sentence renders the same without its position"),
+    "compaction.extraction.x__numbers_and_ids__mutmut_4": (
+        "t.upper()",
+        "identifiers are only ever compared with identifiers made by this same function (a sentence's facts "
+        "with a kept sentence's words), so upper and lower case match the same pairs"),
     "compaction.context.assembly.validator.x_pair_results__mutmut_11": (
         "span = range(min(a + 2, n))",
         "pair_results is for VALID lists, where no message before a call holds a result for it (that is "

@@ -1,8 +1,7 @@
-"""The extractive-v3 summary (SPEC §5 provider, SPEC §6 "The extractive
-provider compresses"): clauses of the answers' sentences, the most new
-facts per character first, in order, labelled, at most 30% of the input,
-without pleasantries, questions back or repeats, deterministic, Chinese and
-English."""
+"""The extractive-v2 summary (SPEC §5 provider, SPEC §6 "The extractive
+provider compresses"): whole sentences, fact-bearing first, in order,
+labelled, at most 30% of the input, without pleasantries, questions back or
+repeats, deterministic, Chinese and English."""
 
 from __future__ import annotations
 
@@ -16,13 +15,11 @@ from compaction import extraction
 from compaction.extraction import (
     DEFAULT_MAX_CHARS,
     is_filler,
+    is_near_repeat,
     is_question_back,
-    clause_facts,
-    is_stated,
     label,
     labelled_lines,
     sentence_score,
-    split_clauses,
     split_sentences,
     summarise,
     target_chars,
@@ -37,7 +34,7 @@ def _no_cached_answers():
     """The sentence features are cached across calls; each test must see the
     rule as the code states it now, not an answer cached by an earlier test
     (mutation testing runs the tests in a process that already has them)."""
-    for cached in (extraction.stated_values,):
+    for cached in (extraction._pairs, extraction._own_facts, extraction._words):
         cached.cache_clear()
     yield
 
@@ -167,7 +164,7 @@ def test_a_lower_cap_is_kept():
 
 def test_a_sentence_that_fills_the_target_exactly_is_taken():
     first, second = "Order 11 ships today.", "Order 12 ships on 2026-10-02."
-    wanted = f"[a]{second[:-1]}\n[b]{first[:-1]}"  # a line's full stop is left to the line break
+    wanted = f"[a] {second}\n[b] {first}"
 
     def answers_with(n):  # pad the input with a question back until 30% of it is exactly ``wanted``
         return [("a", second), ("b", f"{first} Would you like {'m' * n}?")]
@@ -226,90 +223,39 @@ def test_an_opening_acknowledgement_is_cut_off(sentence, trimmed):
     assert trim_leading_filler(sentence) == trimmed
 
 
-def test_a_value_is_stated_case_insensitively_and_not_inside_a_longer_word_or_number():
-    assert is_stated("sino", "[a]Table at Sino, 7 pm")
-    assert is_stated("12", "gate 12.") and not is_stated("12", "in 2012") and not is_stated("12", "B12")
-    assert not is_stated("ab-7", "ab-77") and is_stated("ab-7", "(AB-7)")
-    assert is_stated("讲礼驴肉馆", "推荐讲礼驴肉馆用餐")  # Chinese words run on: no edges to ask for
-    assert not is_stated("", "anything")
-
-
-def test_a_clause_whose_facts_the_summary_states_already_is_a_repeat_and_left_out():
-    answers = [("a", "The fee is 35 EUR."), ("b", "The fee is 35 EUR, as agreed."),
-               ("c", "票价是350元。"), ("d", "票价是350元，不退改。")] + [("p", "Would you like anything else?" * 4)]
-    text = summarise(answers)
-    assert text.count("35 EUR") == 1 and text.count("350元") == 1
-    assert "不退改" in text  # its negation is new, so that clause of the repeat is still worth keeping
+def test_near_repeat_is_a_sentence_mostly_inside_one_kept_with_nothing_new():
+    assert is_near_repeat("The fee is 35 EUR.", "The fee is 35 EUR, as agreed.")
+    assert not is_near_repeat("The fee is 35 EUR, as agreed.", "The fee is 35 EUR.")
+    assert is_near_repeat("票价是350元。", "票价是350元，不退改。")
 
 
 def test_a_changed_number_identifier_or_name_is_not_a_repeat():
-    answers = [("a", "Booking ref XY-77 is confirmed."), ("b", "Booking ref AB-77 is confirmed."),
-               ("c", "How about Sino in San Jose."), ("d", "How about Aloha in San Jose."),
-               ("e", "Sino is in San Jose.")] + [("p", "Would you like anything else?" * 16)]
-    text = summarise(answers)
-    assert "XY-77" in text and "AB-77" in text and "Aloha" in text
-    # "Sino is in San Jose" states both names in fewer characters: "How about Sino in San Jose" repeats it.
-    assert "[e]Sino is in San Jose" in text and "[c]" not in text
+    assert not is_near_repeat("The fee is 36 EUR.", "The fee is 35 EUR.")
+    assert not is_near_repeat("Booking ref XY-77 is confirmed.", "Booking ref AB-77 is confirmed.")
+    assert not is_near_repeat("How about Aloha in San Jose.", "How about Sino in San Jose.")
+    # A name already there in lower case is nothing new.
+    assert is_near_repeat("Sino is in San Jose.", "sino is in san jose, they say.")
 
 
-def test_clause_facts_are_values_then_decisions_and_negations_then_what_chinese_states():
-    assert clause_facts("Call 408-247-8880") == (("408-247-8880", 1.0),)
-    assert clause_facts("It was not approved") == (("it was not approved", 0.5),)
-    assert clause_facts("and is not refundable after 2026-10-10") == (
-        ("2026-10-10", 1.0), ("and is not refundable after 2026-10-10", 0.25))
-    assert clause_facts("是高档型。") == (("高档型", 0.5),)
-    assert clause_facts("地址是在小汤山镇") == (("小汤山镇", 1.0),)  # a name, without its opening words
-    assert clause_facts("你记一下啊") == ()  # states nothing
-    assert clause_facts("It is fine.") == ()
+def test_a_sentence_without_two_letters_repeats_any_sentence_with_its_facts():
+    assert is_near_repeat("5.", "It costs 5 EUR.")
+    assert not is_near_repeat("6.", "It costs 5 EUR.")
 
 
-def test_clauses_split_at_commas_colons_and_before_words_that_open_another_part():
-    assert split_clauses("好的，车型是#CX，车牌是#CP。") == [("好的", "，"), ("车型是#CX", "，"), ("车牌是#CP。", "")]
-    assert split_clauses("There is a flight with 1 stop that leaves at 9:30 am and costs $1,317.") == [
-        ("There is a flight", " "), ("with 1 stop", " "), ("that leaves at 9:30 am", " "), ("and costs $1,317.", "")]
-    assert split_clauses("Note: gate 7, not 8") == [("Note", ": "), ("gate 7", ", "), ("not 8", "")]
-    for sentence in ("，开头", "a,, b", "x: y, z and w", ""):
-        assert "".join(c + sep for c, sep in split_clauses(sentence)) == sentence
-
-
-def test_the_items_of_a_chinese_list_are_values_whatever_they_end_with():
-    from compaction.extraction import list_item_facts
-
-    assert list_item_facts("北京大学等。") == (("北京大学", 1.0),)
-    assert list_item_facts("等") == ()
-    answers = [("a", "周边景点有清华大学, 北京大学等。"), ("p", "请问您还需要别的吗？" * 8)]
-    assert summarise(answers) == "[a]周边景点有清华大学, 北京大学等"
-    # After a plain comma a clause is not a list item: "很多人喜欢" states nothing.
-    assert "很多人喜欢" not in summarise([("a", "为您推荐北京京仪大酒店，很多人喜欢。"), ("p", "请问您还需要别的吗？" * 4)])
-
-
-def test_a_long_sentence_gives_its_fact_bearing_clause_without_its_filler():
-    answers = [("a", "I have had a good look through everything we have on file for you, "
-                     "and your refund of 120 EUR was approved on 2026-11-02."),
-               ("p", "Would you like me to look into anything else for you?" * 2)]
-    assert summarise(answers) == "[a]and your refund of 120 EUR was approved on 2026-11-02"
-
-
-def test_kept_clauses_print_as_written_next_to_each_other_and_joined_as_before_across_a_gap():
-    answers = [("a", "为您推荐北京京仪大酒店，很多人喜欢，评分4.5分，价格685元。周边景点有清华大学, 北京大学等。"),
-               ("p", "请问您还需要别的吗？" * 12)]
-    assert summarise(answers) == "[a]为您推荐北京京仪大酒店，评分4.5分，价格685元。周边景点有清华大学, 北京大学等"
-    english = [("a", "There is a flight with 1 stop that leaves at 9:30 am. It is a pleasure to find it. "
-                     "The cost is $317 per person, which is great."),
-               ("p", "Is there anything else you would like me to do for you?" * 3)]
-    # "There is a flight" states nothing; "which is great" neither.
-    assert summarise(english) == "[a]with 1 stop that leaves at 9:30 am. The cost is $317 per person"
+def test_near_repeat_threshold_is_80_percent_of_the_character_pairs():
+    assert is_near_repeat("abcdef", "abcde")  # 4 of 5 pairs
+    assert not is_near_repeat("abcde", "abcd")  # 3 of 4
+    assert not is_near_repeat("abcdefg", "abcde")  # 4 of 6
 
 
 def test_filler_and_questions_back_are_left_out_even_with_room_for_them():
-    facts = [f"Order AB-{n} costs {n} EUR and is not refundable after 2026-10-{n:02d}." for n in range(10, 13)]
-    answers = [(f"a{n}", f) for n, f in enumerate(facts)] + [("q", "Have a nice day! What time would you like?")] + [
-        (f"p{n}", "Could you tell me which of these you would like?") for n in range(8)]
+    facts = [f"Order AB-{n} costs {n} EUR and is not refundable after 2026-10-{n:02d}." for n in range(10, 19)]
+    answers = [(f"a{n}", f) for n, f in enumerate(facts)] + [("q", "Have a nice day! What time would you like?")]
     text = summarise(answers)
     assert "nice day" not in text and "What time" not in text
     assert "[q]" not in text  # an answer with nothing kept has no line
-    # There was room: the fact clauses chosen leave more than the pleasantries would take.
-    assert target_chars(answers) - len(text) > len("[q]Have a nice day!")
+    # There was room: the fact sentences chosen leave more than the pleasantries would take.
+    assert target_chars(answers) - len(text) > len("[q] Have a nice day!")
 
 
 def test_a_repeat_across_answers_is_kept_once():
@@ -322,12 +268,12 @@ def test_a_repeat_across_answers_is_kept_once():
 
 def test_an_opening_acknowledgement_is_not_in_the_summary():
     answers = [("a", "好的，票价是350元，不能退改。" + "请问您还需要什么吗？" * 10)]
-    assert summarise(answers) == "[a]票价是350元，不能退改"  # Chinese needs no space after its label
+    assert summarise(answers) == "[a] 票价是350元，不能退改。"
 
 
 def test_when_only_pleasantries_remain_one_sentence_is_still_given():
     answers = [("a", "Thanks! " * 20), ("b", "Have a nice day!"), ("c", "What time would you like?")]
-    assert summarise(answers) == "[a]Thanks!"
+    assert summarise(answers) == "[a] Thanks!"
 
 
 # --- what is kept first, and how it is written ----------------------------------------------
@@ -336,20 +282,20 @@ def test_when_only_pleasantries_remain_one_sentence_is_still_given():
 def test_under_a_tight_target_the_fact_bearing_sentence_wins():
     answers = [("a-1", "Happy to help with that request. I hope all of this helps you today. "
                        "The refund of 120 EUR was not approved on 2026-11-02.")]
-    assert summarise(answers) == "[a-1]The refund of 120 EUR was not approved on 2026-11-02."
+    assert summarise(answers) == "[a-1] The refund of 120 EUR was not approved on 2026-11-02."
 
 
 def test_the_sentence_adding_the_most_values_per_character_is_taken_first():
     # Both state a fare; the second also states when and where, in fewer characters per value.
     answers = [("a", "The fare that we talked about before is 90 EUR. Fare 90 EUR, gate B12, 7 pm today."
                 + " Would you like more?" * 4)]
-    assert summarise(answers) == "[a]Fare 90 EUR, gate B12, 7 pm today"
+    assert summarise(answers) == "[a] Fare 90 EUR, gate B12, 7 pm today."
 
 
 def test_a_value_already_kept_adds_nothing_so_a_new_one_wins():
     answers = [("a", "Sino is at 377 Santana Row." + " Thank you so much." * 4), ("b", "Sino is open."),
                ("c", "Call 408-247-8880." + " Thank you so much." * 4)]  # room for two of the three
-    assert summarise(answers) == "[a]Sino is at 377 Santana Row\n[c]Call 408-247-8880"
+    assert summarise(answers) == "[a] Sino is at 377 Santana Row.\n[c] Call 408-247-8880."
 
 
 def test_stated_values_are_numbers_with_units_days_identifiers_and_names():
@@ -365,15 +311,15 @@ def test_stated_values_are_numbers_with_units_days_identifiers_and_names():
 
 def test_among_sentences_stating_no_value_the_higher_score_wins():
     answers = [("a", "It is fine. It was not approved." + " Would you like more?" * 3)]
-    assert summarise(answers) == "[a]It was not approved"
+    assert summarise(answers) == "[a] It was not approved."
 
 
 def test_among_equal_scores_the_shorter_sentence_wins_then_the_earlier():
     pad = " Would you like anything more, sir?"  # room for either sentence, not both
     shorter = [("a", "Gate 12 is far away." + pad), ("b", "Gate 7 is far." + pad)]
-    assert summarise(shorter) == "[b]Gate 7 is far"
+    assert summarise(shorter) == "[b] Gate 7 is far."
     same = [("a", "Gate 12 is far." + pad), ("b", "Gate 13 is far." + pad)]
-    assert summarise(same) == "[a]Gate 12 is far"
+    assert summarise(same) == "[a] Gate 12 is far."
 
 
 def test_kept_sentences_are_printed_in_their_original_order_one_line_per_answer():
@@ -383,32 +329,27 @@ def test_kept_sentences_are_printed_in_their_original_order_one_line_per_answer(
         ("m-1003", "Your seat is 14C. Boarding closes at 10:40 on 2026-11-02, not 10:50."),
     ] + [(f"m-2{i:03d}", "Would you like anything more from me?" * 2) for i in range(5)]
     assert summarise(answers) == (
-        "[m-1001]The desk opens at 9 am\n"
-        "[…3]Your seat is 14C. Boarding closes at 10:40 on 2026-11-02, not 10:50"
+        "[m-1001] The desk opens at 9 am.\n"
+        "[…3] Your seat is 14C. Boarding closes at 10:40 on 2026-11-02, not 10:50."
     )
 
 
 def test_chinese_sentences_of_one_answer_run_on_and_english_ones_take_a_space():
     zh = [("a", "票价是350元。我们决定不改签。"), ("q", "请问您还需要什么吗？" * 8)]
-    assert summarise(zh) == "[a]票价是350元。我们决定不改签"
+    assert summarise(zh) == "[a] 票价是350元。我们决定不改签。"
     en = [("a", "The fee is 35 EUR. We will not refund it."), ("q", "Is there anything else you need?" * 4)]
-    assert summarise(en) == "[a]The fee is 35 EUR. We will not refund it"
+    assert summarise(en) == "[a] The fee is 35 EUR. We will not refund it."
 
 
-def verbatim_clauses(line: str, answer: str) -> bool:
-    """Every clause of a summary line is the answer's own text (but the
-    stop that ends it: a line's end, or a semicolon after a gap, stands for it)."""
-    return all(c.strip().rstrip("；;。.") in answer for s in split_sentences(line) for c, _ in split_clauses(s))
-
-
-def test_every_clause_kept_is_verbatim_and_labelled_with_its_answer_id():
+def test_every_sentence_kept_is_verbatim_and_labelled_with_its_answer_id():
     answers = [(f"ans-{i}", t) for i, t in enumerate(ENGLISH_SHORT + CHINESE_SHORT)]
     texts = dict(answers)
     lines = labelled_lines(summarise(answers))
-    assert len(lines) > 3
+    assert lines
     for message_id, line in lines:
         assert message_id in texts
-        assert verbatim_clauses(line, texts[message_id])
+        for sentence in split_sentences(line):
+            assert sentence in texts[message_id]
 
 
 # --- at least one sentence -------------------------------------------------------------------
@@ -416,23 +357,23 @@ def test_every_clause_kept_is_verbatim_and_labelled_with_its_answer_id():
 
 def test_when_no_sentence_fits_the_30_percent_the_best_one_is_given_whole():
     answers = [("a", "The refund of 120 EUR was not approved on 2026-11-02."), ("b", "Thanks!")]
-    assert summarise(answers) == "[a]The refund of 120 EUR was not approved on 2026-11-02."
+    assert summarise(answers) == "[a] The refund of 120 EUR was not approved on 2026-11-02."
 
 
 def test_the_floor_sentence_is_the_best_useful_one_with_its_opening_acknowledgement_cut():
-    assert summarise([("a", "Thanks! The bus goes there.")]) == "[a]The bus goes there."
-    assert summarise([("a", "好的，票价是350元。")]) == "[a]票价是350元。"
+    assert summarise([("a", "Thanks! The bus goes there.")]) == "[a] The bus goes there."
+    assert summarise([("a", "好的，票价是350元。")]) == "[a] 票价是350元。"
 
 
 def test_a_single_sentence_of_exactly_1500_characters_is_given_whole():
-    sentence = "Item 7 " + "x" * (DEFAULT_MAX_CHARS - len("[a]Item 7 ") - 1) + "."
-    assert summarise([("a", sentence)]) == "[a]" + sentence
+    sentence = "Item 7 " + "x" * (DEFAULT_MAX_CHARS - len("[a] Item 7 ") - 1) + "."
+    assert summarise([("a", sentence)]) == "[a] " + sentence
 
 
 def test_a_single_sentence_over_1500_characters_is_cut_to_exactly_1500_and_marked():
     sentence = "Item 7 " + "x" * 3000 + "."
     text = summarise([("a", sentence)])
-    assert len(text) == DEFAULT_MAX_CHARS and text.startswith("[a]Item 7 x") and text.endswith("…")
+    assert len(text) == DEFAULT_MAX_CHARS and text.startswith("[a] Item 7 x") and text.endswith("…")
 
 
 def test_no_sentences_at_all_give_nothing():
@@ -444,15 +385,15 @@ def test_no_sentences_at_all_give_nothing():
 
 
 def test_label_shortens_an_id_that_only_changes_the_end_of_the_previous_one():
-    assert label("cw-11290-05", "cw-11290-03") == "[…5]"
-    assert label("cw-11291-01", "cw-11290-03") == "[…1-01]"
+    assert label("cw-11290-05", "cw-11290-03") == "[…5] "
+    assert label("cw-11291-01", "cw-11290-03") == "[…1-01] "
 
 
 def test_label_is_the_whole_id_first_on_a_length_change_or_a_short_shared_start():
-    assert label("cw-11290-05", None) == "[cw-11290-05]"
-    assert label("msg-10", "msg-9") == "[msg-10]"
-    assert label("abX2", "abY1") == "[abX2]"  # two shared characters: not worth it
-    assert label("abc2", "abc1") == "[…2]"  # three are
+    assert label("cw-11290-05", None) == "[cw-11290-05] "
+    assert label("msg-10", "msg-9") == "[msg-10] "
+    assert label("abX2", "abY1") == "[abX2] "  # two shared characters: not worth it
+    assert label("abc2", "abc1") == "[…2] "  # three are
 
 
 @hsettings(max_examples=100, deadline=None)
@@ -461,24 +402,13 @@ def test_labelled_lines_read_every_label_back(ids):
     answers = [(message_id, f"Fact number {n} holds on 2026-10-{n + 1:02d}.") for n, message_id in enumerate(ids)]
     text = summarise(answers, max_chars=10_000)
     lines = labelled_lines(text)
-    assert [message_id for message_id, _ in lines] == [m for m, t in answers if t.rstrip(".") in text]
+    assert [message_id for message_id, _ in lines] == [m for m, t in answers if t in text]
     assert all(text for _, text in lines)
 
 
 def test_labelled_lines_reads_version_1_summaries_too():
     assert labelled_lines("[a-1] One fact.\n[a-2] Two facts.\nno label") == [
         ("a-1", "One fact."), ("a-2", "Two facts."), (None, "no label")]
-
-
-def test_labelled_lines_read_labels_with_the_space_earlier_versions_wrote_and_without():
-    assert labelled_lines("[cw-1-01]电话是010-63553377\n[…3] 地址是小汤山镇\n[cw-1-05]Sino") == [
-        ("cw-1-01", "电话是010-63553377"), ("cw-1-03", "地址是小汤山镇"), ("cw-1-05", "Sino")]
-
-
-def test_a_summary_line_is_its_label_then_its_text_without_a_space():
-    text = summarise([("m-10", "The fee is 35 EUR."), ("m-11", "票价是350元。")] + [("p", "Anything else you need?" * 6)])
-    assert text == "[m-10]The fee is 35 EUR\n[…1]票价是350元"
-    assert summarise([("m-1", "Fare for the 11 a.m.")]) == "[m-1]Fare for the 11 a.m."  # an abbreviation keeps its stop
 
 
 # --- determinism and the input it never leaves ----------------------------------------------------
@@ -499,7 +429,7 @@ def test_output_is_deterministic_within_the_share_or_one_whole_sentence(answer_s
     lines = labelled_lines(first)
     texts = dict(answers)
     for message_id, line in lines:
-        assert verbatim_clauses(line, texts[message_id])
+        assert all(s in texts[message_id] for s in split_sentences(line))
     if not within_share(answers, first):
         # Only the floor of one sentence may go over 30%, and never over the cap.
         assert len(lines) == 1 and len(split_sentences(lines[0][1])) == 1
@@ -509,13 +439,13 @@ def test_output_is_deterministic_within_the_share_or_one_whole_sentence(answer_s
 # --- the provider ----------------------------------------------------------------------------------
 
 
-def test_provider_is_extractive_v3_and_compresses():
+def test_provider_is_extractive_v2_and_compresses():
     provider = ExtractiveProvider()
-    assert provider.model_id == EXTRACTIVE_MODEL_ID == "extractive-v3"
+    assert provider.model_id == EXTRACTIVE_MODEL_ID == "extractive-v2"
     answers = tuple(Answer(f"msg-{i:04d}", t) for i, t in enumerate(CHINESE_SHORT))
     result = provider.summarise(SummaryRequest(answers=answers, system="s", user="u",
                                                prompt_version="conversation-compaction@3"))
-    assert result.finish_reason == "stop" and result.model == "extractive-v3" and not result.tool_calls
+    assert result.finish_reason == "stop" and result.model == "extractive-v2" and not result.tool_calls
     assert result.text == summarise([(a.message_id, a.text) for a in answers])
     assert within_share([(a.message_id, a.text) for a in answers], result.text)
 
@@ -554,6 +484,13 @@ def test_real_segments_are_summarised_to_at_most_30_percent(name):
 # --- rules mutation testing found untested (issue 18) -------------------------------------
 
 
+def test_a_sentence_with_another_identifier_is_not_a_repeat_of_one_with_its_neighbour():
+    # Identifiers count as facts of their own, letters and digits together.
+    assert not is_near_repeat("Order A12 ships today.", "Order A13 ships today.")
+    assert not is_near_repeat("Room 12B is ready.", "Room 12C is ready.")
+    assert is_near_repeat("Room 12B is ready!", "Room 12b is ready.")  # identifiers ignore case
+
+
 def test_after_a_repeat_is_left_out_the_next_sentences_are_still_considered():
     answers = [
         ("m-1", "Invoice 4411 was paid 2026-05-01. Invoice 4411 was paid on 2026-05-01."),
@@ -561,16 +498,16 @@ def test_after_a_repeat_is_left_out_the_next_sentences_are_still_considered():
         ("m-3", "Thank you so much. " * 20),
     ]
     text = summarise(answers)
-    assert text == "[m-1]Invoice 4411 was paid 2026-05-01\n[m-2]The refund was not approved"
+    assert text == "[m-1] Invoice 4411 was paid 2026-05-01.\n[m-2] The refund was not approved."
 
 
 def test_when_only_identical_pleasantries_remain_the_first_is_given():
-    assert summarise([("m-1", "Thanks! Thanks!")]) == "[m-1]Thanks!"
+    assert summarise([("m-1", "Thanks! Thanks!")]) == "[m-1] Thanks!"
 
 
 @pytest.mark.parametrize("max_chars", range(1, 14))
 def test_a_cut_sentence_never_exceeds_the_cap(max_chars):
-    head = "[m-1]"
+    head = "[m-1] "
     text = summarise([("m-1", "x" * 40)], max_chars=max_chars)
     if max_chars > len(head):
         assert len(text) == max_chars and text.startswith(head) and text.endswith("…")
@@ -578,29 +515,11 @@ def test_a_cut_sentence_never_exceeds_the_cap(max_chars):
 
 
 def test_labelled_lines_keep_reading_labels_after_a_line_without_one():
-    summary = "[m-1041]one\nno label here\n[m-1042]two\n[…43]three"
+    summary = "[m-1041] one\nno label here\n[m-1042] two\n[…43] three"
     assert labelled_lines(summary) == [("m-1041", "one"), (None, "no label here"), ("m-1042", "two"),
                                        ("m-1043", "three")]
 
 
 def test_labelled_lines_read_a_first_label_that_starts_with_an_ellipsis_as_it_is():
     # Only a label after another can be shortened; the first is always whole.
-    assert labelled_lines("[…43]one") == [("…43", "one")]
-
-
-# --- extractive-v3: what a fact is worth, and what states it -------------------------------
-
-
-def test_a_lone_digit_is_worth_half_a_value():
-    assert clause_facts("with 1 stop") == (("1", 0.5),)
-    assert clause_facts("with 12 stops") == (("12", 1.0),)
-
-
-def test_the_summary_is_what_its_clauses_print_and_its_cost_was_counted_exactly():
-    answers = [(f"cw-1-{i:02d}", t) for i, t in enumerate(CHINESE_LONG[:3])] + [
-        (f"sgd-{i}", t) for i, t in enumerate(ENGLISH_LONG[:3])]
-    units = extraction._units(answers)
-    for target in (40, 200, 900):
-        chosen = extraction._most_facts_per_character(answers, units, target)
-        text = extraction.render(answers, chosen)
-        assert text and len(text) <= target and summarise(answers, max_chars=target) == text
+    assert labelled_lines("[…43] one") == [("…43", "one")]

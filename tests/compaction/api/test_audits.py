@@ -45,7 +45,7 @@ def test_record_carries_every_spec_key_with_the_whole_binding(clients, history):
     assert len(done["message_ids"]) == 20 and done["message_ids"][:2] == ["u-0", "a-0"]
     assert done["source_digest"] == history["done"].source_digest == done["current_digest"]
     assert done["source_valid"] is True
-    assert done["model"] == "extractive-v3" and done["prompt_version"] == "conversation-compaction@3"
+    assert done["model"] == "extractive-v2" and done["prompt_version"] == "conversation-compaction@3"
     assert done["state"] == "succeeded"
     assert done["generation"] == {
         "id": history["generation"].pk, "number": 1, "text": history["generation"].text,

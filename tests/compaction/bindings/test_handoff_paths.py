@@ -80,7 +80,7 @@ def test_extractive_means_the_offline_hand_off_builder_for_rolling_scopes(settin
     settings.COMPACTION_PROVIDER = "extractive"
     assert isinstance(HANDOFF.provider(), HandoffExtractiveProvider)
     assert HANDOFF.model_id() == "handoff-extractive-v1"
-    assert providers.provider_get().model_id == "extractive-v3"  # segments keep theirs
+    assert providers.provider_get().model_id == "extractive-v2"  # segments keep theirs
 
 
 def test_openai_serves_rolling_scopes_with_the_handoff_prompt(settings, monkeypatch):

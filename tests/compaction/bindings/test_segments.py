@@ -15,7 +15,7 @@ def test_thirty_pairs_plan_one_job_bound_to_its_source(make_conversation):
     assert (job.from_pair, job.to_pair, job.state) == (0, 9, JobState.PENDING)
     assert len(job.message_ids) == 20 and job.message_ids[:2] == ["u-0", "a-0"]
     assert job.source_digest == conv.segments.get().digest
-    assert job.prompt_version.name == "conversation-compaction@3" and job.model_id == "extractive-v3"
+    assert job.prompt_version.name == "conversation-compaction@3" and job.model_id == "extractive-v2"
     assert plan(conv) == []  # idempotent
 
 

@@ -17,7 +17,7 @@ def test_segment_page_shows_three_columns_attempts_and_binding(as_user, world):
     assert "User messages" in html and "Assistant answers" in html and "Summary" in html
     assert html.count('class="msg msg-user') == 10 and html.count('class="msg msg-assistant') == 10
     assert "Question 10: what was the fee on day 10?" in html and "Answer 19:" in html
-    assert "conversation-compaction@3" in html and "extractive-v3" in html
+    assert "conversation-compaction@3" in html and "extractive-v2" in html
     assert "✓ source matches" in html
     assert "tool_calls" in html and "2310 ms" in html and "812 / 143" in html
     assert "What the model returned" in html

@@ -60,11 +60,3 @@ def test_the_retry_note_says_when_the_automatic_retry_is_due():
     assert spent.startswith("No automatic retry: all 2 attempts are spent")
     assert retry_note(state="succeeded", attempts_used=1, max_attempts=2, updated_at=now, retry_delay_seconds=60,
                       scan_interval_seconds=15, now=now) == ""
-
-
-def test_a_kept_clause_of_a_longer_sentence_is_marked_alone_and_neighbouring_ones_as_one_piece():
-    answer = "为您推荐北京京仪大酒店，很多人喜欢，评分4.5分，价格685元。您看可以吗？"
-    kept = "为您推荐北京京仪大酒店，评分4.5分，价格685元"
-    pieces = answer_pieces(answer, kept)
-    assert [p.text for p in pieces if p.kind == "kept"] == ["为您推荐北京京仪大酒店", "评分4.5分，价格685元。"]
-    assert "".join(p.text for p in pieces) == answer
