@@ -6,6 +6,13 @@ cannot be loaded, counts fall back to a documented character estimate:
 one token per CJK character plus one token per four other characters
 (rounded up) — coarse, and ``token_estimator_name()`` says which is in use so
 no figure claims more precision than it has.
+
+Counting is one text at a time on the calling thread, on purpose: the
+installed tiktoken (0.14) holds the GIL inside ``encode_ordinary``, so
+``encode_ordinary_batch`` or a thread pool only time-shares one core. On the
+5,000-message cold assembly's 1,830 texts (387k characters, 106,573 tokens)
+two threads took 33.5 ms wall and 33.4 ms CPU against 25.3 ms for a plain
+loop, and ``encode_ordinary_batch(num_threads=2)`` about twice the loop.
 """
 
 from __future__ import annotations
