@@ -160,13 +160,28 @@ def _give_tail(tail: Sequence[Cost], limit: _Limit) -> tuple[Cost, int]:
     return used, 0
 
 
+def _open(tail: Sequence[Cost], budget_bytes: int, budget_tokens: int | None,
+          summary_frame: Cost) -> tuple[_Limit, Cost, Cost, int]:
+    """What both preferences start from: the limit, the checked frame, and
+    the raw tail given newest first (its cost, the oldest pair given)."""
+    limit = _Limit(budget_bytes, budget_tokens)
+    summary_frame = _checked(summary_frame, "the summary frame")
+    used, first_tail = _give_tail(tail, limit)
+    return limit, summary_frame, used, first_tail
+
+
+def _segment_costs(segment: SegmentCost, k: int) -> tuple[Cost, Cost | None]:
+    """Segment ``k``'s raw cost and its summary's (None: no usable summary), checked."""
+    raw = _checked(segment.raw, f"segment {k}")
+    summary = _checked(segment.summary, f"segment {k}'s summary") if segment.summary is not None else None
+    return raw, summary
+
+
 def choose_prefer_raw(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], budget_bytes: int,
                       budget_tokens: int | None = None, summary_frame: Cost = ZERO) -> Choice:
     """SPEC §6 ``prefer=raw``: the smallest ``c``, then the smallest ``s``."""
-    limit = _Limit(budget_bytes, budget_tokens)
-    summary_frame = _checked(summary_frame, "the summary frame")
+    limit, summary_frame, used, first_tail = _open(tail, budget_bytes, budget_tokens, summary_frame)
     m = len(segments)
-    used, first_tail = _give_tail(tail, limit)
     if first_tail:
         return Choice(m, len(tail), first_segment=m, summaries=(), cost=used, first_tail_pair=first_tail, switch=m)
 
@@ -177,9 +192,7 @@ def choose_prefer_raw(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], 
     all_raw = all_cheaper = used
     kept: list[tuple[int, Cost, Cost | None]] = []  # (k, raw, summary if cheaper), newest first
     for k in range(m - 1, -1, -1):
-        segment = segments[k]
-        raw = _checked(segment.raw, f"segment {k}")
-        summary = _checked(segment.summary, f"segment {k}'s summary") if segment.summary is not None else None
+        raw, summary = _segment_costs(segments[k], k)
         summary = summary if limit.cheaper(summary, raw) else None
         raw_then = all_raw + raw
         cheaper_then = all_cheaper + (summary if summary is not None else raw)
@@ -207,17 +220,14 @@ def choose_prefer_raw(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], 
 def choose_prefer_summary(*, tail: Sequence[Cost], segments: Sequence[SegmentCost], budget_bytes: int,
                           budget_tokens: int | None = None, summary_frame: Cost = ZERO) -> Choice:
     """SPEC §6 ``prefer=summary``: every cheaper summary that fits, newest first."""
-    limit = _Limit(budget_bytes, budget_tokens)
-    summary_frame = _checked(summary_frame, "the summary frame")
+    limit, summary_frame, used, first_tail = _open(tail, budget_bytes, budget_tokens, summary_frame)
     m = len(segments)
-    used, first_tail = _give_tail(tail, limit)
     if first_tail:
         return Choice(m, len(tail), first_segment=m, summaries=(), cost=used, first_tail_pair=first_tail)
     summaries: list[int] = []
     for k in range(m - 1, -1, -1):
         segment = segments[k]
-        raw = _checked(segment.raw, f"segment {k}")
-        summary = _checked(segment.summary, f"segment {k}'s summary") if segment.summary is not None else None
+        raw, summary = _segment_costs(segment, k)
         if limit.cheaper(summary, raw):
             block = summary + summary_frame if not summaries else summary
             if limit.fits(used + block):
