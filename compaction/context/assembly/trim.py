@@ -191,8 +191,15 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             header_tokens = count_message(note_message(format, ledger_note_text([]), LEDGER_NOTE), count) + 1
         return header_tokens
 
+    line_costs: dict[int, int] = {}
+
     def line_cost(n: int) -> int:
-        return count(ledger[n].line()) + 1
+        # Each entry's line is weighed by the walk below and again when its
+        # ring goes: format and count it once.
+        cost = line_costs.get(n)
+        if cost is None:
+            cost = line_costs[n] = count(ledger[n].line()) + 1
+        return cost
 
     def account(n: int) -> None:
         header_cost()
@@ -359,12 +366,57 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         if observer is not None:
             observer(phase, view(ledger_note() if exact_ledger_cost() else None)[0])
 
+    def drop_forced(stop: int) -> None:
+        """``drop`` for each of candidates[:stop] in order, when no observer
+        needs the view after each: the same checks and the same state, with
+        the running count, the step's figures and exactness settled once per
+        phase rather than once per unit (the thousands of older units a long
+        run drops uncounted)."""
+        nonlocal kept_tokens, uncounted_kept
+        start = 0
+        while start < stop:
+            phase = candidates[start][0]
+            end = start
+            while end < stop and candidates[end][0] == phase:
+                end += 1
+            if current["phase"] not in (None, phase):
+                check(current["phase"])
+            current["phase"] = phase
+            floors_gone = uncounted_gone = 0
+            for _, k in candidates[start:end]:
+                unit = units[k]
+                if not unit_is_closed(unit, messages, format):
+                    phase_violations[phase] = phase_violations.get(phase, 0) + 1
+                    raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
+                kept[k] = False
+                if unit.tokens is None:
+                    uncounted_gone += 1
+                floors_gone += unit_floor(unit)
+                dropped.append(unit)
+                if unit.kind == RING and by_key:
+                    index = messages[unit.start].index
+                    for cid in unit.call_ids:
+                        n = by_key.get((index, cid))
+                        if n is not None and n not in out_of_view:
+                            out_of_view.add(n)
+                            account(n)
+            kept_tokens -= floors_gone
+            uncounted_kept -= uncounted_gone
+            phase_counts[phase] += end - start
+            phase_exact[phase] = uncounted_kept == 0
+            phase_tokens[phase] = total()
+            start = end
+
     # Steps 1-2: oldest middle rings, then oldest plain turns, until the
     # request (with the ledger note once a side effect went) fits; then
-    # ``tighten`` more. Candidates up to ``forced`` go without weighing.
+    # ``tighten`` more. Candidates up to ``forced`` go without weighing (in
+    # bulk unless an observer watches every removal).
     extra = tighten
     position = 0
-    for phase, k in candidates:
+    if observer is None and forced >= 0:
+        drop_forced(forced + 1)
+        position = forced + 1
+    for phase, k in candidates[position:]:
         if position > forced and total() <= budget:
             if extra <= 0:
                 break

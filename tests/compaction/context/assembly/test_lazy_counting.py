@@ -269,6 +269,57 @@ def test_trimming_units_counted_beforehand_takes_the_same_shortcut():
     assert [s.get("tokens_exact", True) for s in ready.steps] == [True] * len(ready.steps)
 
 
+def watched(format, messages, system, config, *, tighten=0):
+    """``run`` with an observer: trimming then drops every unit one by one
+    (the observer sees each view); without one, the units the budget forces
+    out go in bulk (``trim``'s ``drop_forced``)."""
+    views = []
+    try:
+        result = assemble(format=format, messages=messages, system=system, config=config, counter=counter,
+                          tighten=tighten, observer=lambda step, view: views.append(step))
+    except AssemblyError as refusal:
+        result = refusal
+    return result, views
+
+
+def assert_identical(bulk, one_by_one) -> None:
+    assert type(bulk) is type(one_by_one)
+    if isinstance(one_by_one, AssemblyError):
+        assert bulk.as_dict() == one_by_one.as_dict()
+        return
+    assert bulk.messages == one_by_one.messages
+    assert bulk.work_summary == one_by_one.work_summary
+    a, b = bulk.report.as_dict(), one_by_one.report.as_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b  # tokens_before(_exact), tokens_after, steps, dropped rings and turns, ledger
+
+
+@pytest.mark.parametrize("summarize,tighten", [(False, 0), (True, 0), (False, 1)])
+def test_units_forced_out_in_bulk_give_what_dropping_them_one_by_one_gives(summarize, tighten):
+    """The bulk path for the units dropped uncounted gives exactly what the
+    one-by-one removal gives — messages, refusals, every report figure — at
+    every budget of a run with tool rings, side effects and a folded loop."""
+    messages = long_run(60)
+    messages[-1:] = [{"role": "user", "content": "and now?"}] + [m for n in range(60, 66) for m in (
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{n}", "type": "function", "function": {"name": "book_flight", "arguments": f'{{"n": {n}}}'}}]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": f"booked {n} " + "z" * 900})]
+    bulk_taken = refused = 0
+    for budget in range(600, 9000, 23):
+        config = {"model_input_limit": limit_for(budget), "summarize": summarize,
+                  "loop": {"trigger_tool_rounds": 3, "recent_tool_rounds": 2}}
+        bulk = run("openai", messages, None, config, tighten=tighten)
+        one_by_one, views = watched("openai", messages, None, config, tighten=tighten)
+        assert_identical(bulk, one_by_one)
+        if isinstance(bulk, AssemblyError):
+            refused += 1
+            continue
+        assert bulk.report.events[-1]["event"] == "compacted"
+        assert len(views) == len(bulk.report.dropped_turns) + len(bulk.report.dropped_rings) or summarize
+        bulk_taken += not bulk.report.tokens_before_exact  # units dropped uncounted: the bulk path ran
+    assert bulk_taken > 100 and refused > 0
+
+
 def test_a_run_that_fits_is_counted_whole_and_reported_exactly():
     messages = long_run(5)
     lazy = assemble(format="openai", messages=messages, config={"model_input_limit": 10**7}, counter=counter)
