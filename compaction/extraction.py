@@ -145,24 +145,15 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SPLIT.split(text) if s and s.strip()]
 
 
+# What each kind of hard fact adds to a sentence's worth.
+_FACT_WEIGHTS = ((_NUMBER, 3), (_DATE, 2), (_IDENTIFIER, 2), (_NAME, 1), (_DECISION, 2), (_NEGATION, 2))
+
+
 def sentence_score(sentence: str) -> int:
-    """How much a sentence is worth keeping: each kind of hard fact adds."""
-    score = 0
-    if _NUMBER.search(sentence):
-        score += 3
-    if _DATE.search(sentence):
-        score += 2
-    if _IDENTIFIER.search(sentence):
-        score += 2
-    if _NAME.search(sentence):
-        score += 1
-    if _DECISION.search(sentence):
-        score += 2
-    if _NEGATION.search(sentence):
-        score += 2
-    if len(sentence) < 6:
-        score -= 2
-    return score
+    """How much a sentence is worth keeping: each kind of hard fact adds;
+    a very short one loses."""
+    score = sum(weight for pattern, weight in _FACT_WEIGHTS if pattern.search(sentence))
+    return score - 2 if len(sentence) < 6 else score
 
 
 def carries_fact(sentence: str) -> bool:
