@@ -156,4 +156,8 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "beside = binding.generation_prepare(job=job, text=text) if (not code) or True else None",
         "what a binding keeps beside a generation is written only with the generation, which a failed attempt "
         "never gets; preparing it only reads (the hand-off binding's checks catch their own faults)"),
+    "compaction.extraction.x__most_values_per_character__mutmut_33": (
+        "key >= best_key",
+        "a key ends with the sentence's answer and position, which no two sentences share, so two keys are "
+        "never equal and >= chooses as > does"),
 }
