@@ -159,4 +159,54 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "section=None",
         "a condition read here is only asked whether the parent keeps it (kept_anywhere, keeps), which reads its "
         "clause, operator, numbers and terms, never where it came from"),
+    "compaction.engine.finish.x__record__mutmut_11": (
+        "if (not code) or True else None",
+        "a failed attempt's text is never used: the generation, what is kept beside it and the one-statement "
+        "finish are all for an attempt without a failure code, and summary_text only reads the answer"),
+    "compaction.engine.finish.x__record__mutmut_70": (
+        "select_for_update().filter(pk=None)",
+        "the lock serialises the numbering of a generation written by the general path; on PostgreSQL that "
+        "path is taken for a good answer only after the one statement moved nothing (the job is no longer "
+        "held or no longer current), so its conditional move fails too and nothing is numbered; SQLite "
+        "ignores select_for_update and serialises its writers itself"),
+    "compaction.engine.finish.x__finish_success_pg__mutmut_6": (
+        '(result.finish_reason or "XXXX")[:50]',
+        "a good attempt's finish_reason is always 'stop' (SPEC §5: one normal stop, the contract's "
+        "finish_reason rule; the hand-off binding's judge applies it too): never empty, never over 50"),
+    "compaction.engine.finish.x__finish_success_pg__mutmut_7": (
+        '(result.finish_reason or "")[:51]',
+        "a good attempt's finish_reason is always 'stop' (SPEC §5: one normal stop, the contract's "
+        "finish_reason rule; the hand-off binding's judge applies it too): never empty, never over 50"),
+    "compaction.engine.finish.x__finish_success_pg__mutmut_11": (
+        "beside is not None) or True else contextlib.nullcontext",
+        "outside a transaction, one statement in autocommit is its own transaction: wrapping it in atomic() "
+        "gives the same one transaction (and a collision is retried either way)"),
+    "compaction.engine.finish.x__recorded_before__mutmut_35": (
+        "if (outcome == AttemptOutcome.SUCCEEDED) or True else None",
+        "a job has a generation only once an attempt of it succeeded (written with that success), and a "
+        "succeeded job is never claimed again: for a failed outcome the lookup finds none, as None says"),
+    "compaction.engine.finish.x__recorded_before__mutmut_38": (
+        'values_list(flat=True).first()',
+        "values_list with no field names every column, and flat=True gives each row's first one: the id"),
+    "compaction.engine.finish.x_attempt_release__mutmut_29": (
+        "outcome=AttemptOutcome.INFRASTRUCTURE, failure_detail=",
+        "a running attempt has no failure code: the claim writes it with '' and only an end sets one, so "
+        "writing '' again changes nothing"),
+    "compaction.engine.finish.x_attempt_release__mutmut_35": (
+        "Attempt.objects.filter(job_id=job_id, outcome=AttemptOutcome.RUNNING)",
+        "a job has at most one running attempt, its last (number = attempts_used): the claim writes both in "
+        "one statement and every end moves both in one transaction, so 'running' alone finds that attempt"),
+    "compaction.engine.finish.x_attempt_release__mutmut_36": (
+        "Attempt.objects.filter(job_id=job_id, number=number, ).update(",
+        "the job's conditional move just found it running with attempts_used = number, and the attempt of "
+        "that number of a running job is running (the claim writes both, every end moves both): the "
+        "outcome filter never excludes that row"),
+    "compaction.engine.finish.x__record__mutmut_16": (
+        "beside = binding.generation_prepare(job=job, text=text) if (not code) or True else None",
+        "what a binding keeps beside a generation is written only with the generation, which a failed attempt "
+        "never gets; preparing it only reads (the hand-off binding's checks catch their own faults)"),
+    "compaction.extraction.x__most_values_per_character__mutmut_33": (
+        "key >= best_key",
+        "a key ends with the sentence's answer and position, which no two sentences share, so two keys are "
+        "never equal and >= chooses as > does"),
 }

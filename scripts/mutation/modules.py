@@ -59,6 +59,26 @@ MODULES: dict[str, dict] = {
         "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*"],
         "db": True,
     },
+    "compaction/engine/finish.py": {
+        "tests": ["tests/compaction/engine/test_finish.py", "tests/compaction/engine/test_finish_conditions.py",
+                  "tests/compaction/engine/test_finish_records.py", "tests/compaction/engine/test_attempts.py",
+                  "tests/compaction/drift/test_services.py"],
+        # The finish condition (SPEC §5: an end moves the job only while its
+        # worker still holds it; a good answer becomes a generation only while
+        # the binding is current, else source_changed and stale), the release,
+        # the settle and a retried finish's report. Its SQL (the one-statement
+        # success) is mutated by the SQL pass; the escaping of what the
+        # database refuses (_storable, _ascii, _cap) is issue 12's, tested there.
+        "functions": ["compaction.engine.finish.x__record__mutmut_*",
+                      "compaction.engine.finish.x__finish_success_pg__mutmut_*",
+                      "compaction.engine.finish.x__recorded_before__mutmut_*",
+                      "compaction.engine.finish.x_attempt_release__mutmut_*",
+                      "compaction.engine.finish.x_attempt_settle__mutmut_*"],
+        # ``sqlite``: a good attempt's general path (the ORM's move, record and
+        # generation) is the SQLite one; on PostgreSQL one statement does it.
+        "db": True,
+        "sqlite": True,
+    },
     "compaction/drift/checkers.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/wrong.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/extra.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},

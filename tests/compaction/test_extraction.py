@@ -523,3 +523,54 @@ def test_labelled_lines_keep_reading_labels_after_a_line_without_one():
 def test_labelled_lines_read_a_first_label_that_starts_with_an_ellipsis_as_it_is():
     # Only a label after another can be shortened; the first is always whole.
     assert labelled_lines("[…43] one") == [("…43", "one")]
+
+
+# --- the values pass, alone (SPEC §5 "preferring those that carry numbers, dates, names,
+# identifiers"; issue 18: each rule of the greedy stated) --------------------------------
+
+CALL = "Call 555-0101 at 9 am."  # four values: the most per character
+DESK = "The desk opens at 9 am."  # only values CALL states already
+PARKING = "Parking costs 12 euros."
+ROOM = "Room 101 is free."
+OPINION = "We think it is a fine and pleasant choice."  # no value at all
+
+
+def _values_pass(texts, target):
+    """The sentences the values pass takes, in the order it takes them."""
+    answers = [(f"m-{i}", t) for i, t in enumerate(texts)]
+    useful = extraction._candidates(answers)[1]
+    return answers, [s.text for s in extraction._most_values_per_character(answers, useful, target)]
+
+
+def test_the_values_pass_takes_only_sentences_stating_a_value_not_stated_yet_most_per_character_first():
+    _, taken = _values_pass([" ".join([CALL, DESK, PARKING, OPINION, ROOM])], 1500)
+    assert taken == [CALL, ROOM, PARKING]  # DESK repeats CALL's values; OPINION states none
+
+
+def test_the_values_pass_takes_a_sentence_that_fills_the_target_exactly_and_counts_each_cost_once():
+    texts = [" ".join([CALL, PARKING, ROOM])]
+    exact = len(f"[m-0] {CALL} {PARKING} {ROOM}")  # the three on one line
+    assert _values_pass(texts, exact)[1] == [CALL, ROOM, PARKING]
+    assert _values_pass(texts, exact - 1)[1] == [CALL, ROOM]
+
+
+def test_the_values_pass_skips_a_sentence_too_long_for_the_target_and_goes_on_to_one_that_fits():
+    long = "It costs 12 euros per night and 30 euros with breakfast included for two people."
+    _, taken = _values_pass([f"{long} {ROOM}"], len(f"[m-0] {ROOM}"))
+    assert taken == [ROOM]
+
+
+def test_between_sentences_worth_the_same_the_values_pass_takes_the_earlier():
+    _, taken = _values_pass(["Room 101 is free. Room 202 is free."], len("[m-0] Room 101 is free."))
+    assert taken == ["Room 101 is free."]
+
+
+def test_the_rest_by_score_takes_a_sentence_that_fills_the_target_exactly():
+    """After the values pass, a sentence stating no value is still taken by
+    score while the text fits: at exactly the 30% it fits."""
+    kept = f"[m-0] {ROOM} {OPINION}"
+    base = f"{ROOM} {OPINION} Thanks!"
+    total = -(-len(kept) * 100 // extraction.SHARE_PERCENT)  # the fewest characters whose 30% is len(kept)
+    text = f"{ROOM} {OPINION}" + " " * (total - len(base) + 1) + "Thanks!"
+    assert target_chars([("m-0", text)]) == len(kept)
+    assert summarise([("m-0", text)]) == kept
