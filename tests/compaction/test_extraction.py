@@ -574,3 +574,21 @@ def test_the_rest_by_score_takes_a_sentence_that_fills_the_target_exactly():
     text = f"{ROOM} {OPINION}" + " " * (total - len(base) + 1) + "Thanks!"
     assert target_chars([("m-0", text)]) == len(kept)
     assert summarise([("m-0", text)]) == kept
+
+
+def test_the_values_pass_weighs_three_for_each_new_value_plus_the_score_per_character_added():
+    """A cancellation (4 values, scored 10: a number, a date, a decision, a
+    negation) against a phone line (4 values, scored 3): (3·4 + 10) / 41
+    characters beats (3·4 + 3) / 28 by a hair, so it is taken first — in
+    either order of the answer. Three per value, per character the line
+    grows by (its label included on the first): no other weighing."""
+    cancelled, call = "Cancelled: no refund on 3 May 2026.", "Call 555-0101 at 9 am."
+    assert _values_pass([f"{call} {cancelled}"], 1500)[1] == [cancelled, call]
+    assert _values_pass([f"{cancelled} {call}"], 1500)[1] == [cancelled, call]
+
+
+def test_between_sentences_worth_the_same_per_character_the_values_pass_takes_the_shorter():
+    """6 / 18 characters and 12 / 36 are the same worth and the same score:
+    the shorter line goes first, though it comes later in the answer."""
+    long, short = "Room 202 or 303 are quiet too.", "It is 12 km."
+    assert _values_pass([f"{long} {short}"], 1500)[1] == [short, long]
