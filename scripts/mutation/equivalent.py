@@ -58,6 +58,10 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "the unfiltered sentences only serve the fallback of one best sentence: ranking compares positions only "
         "between tuples equal in every earlier item, where None == None and the stable sort keeps list order, "
         "which is position order; one sentence renders the same without its position"),
+    "compaction.extraction.x__most_values_per_character__mutmut_27": (
+        "/ max(2, added)",
+        "added is never below 2: a sentence is at least one character and either joins its answer's line after a "
+        "space or starts a line with its label, so max(1, added) and max(2, added) are both added"),
     "compaction.extraction.x__numbers_and_ids__mutmut_4": (
         "t.upper()",
         "identifiers are only ever compared with identifiers made by this same function (a sentence's facts "
