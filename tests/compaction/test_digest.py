@@ -79,3 +79,12 @@ def test_a_range_digest_is_the_digest_of_its_pairs_with_their_ids_and_empty_when
     assert range_digest(stored, 3, 5) == ("", [])  # pair 5 was never paired
     del stored[2]
     assert range_digest(stored, 1, 3) == ("", [])
+
+
+def test_a_range_digest_needs_only_its_own_pairs_not_their_neighbours():
+    """Pairs 1-3 are stored, 0 and 4 are not (a range at the start of a
+    gap, or the last stored pairs): the range still has its digest."""
+    stored = {i: (f"u-{i}", f"question {i}", f"a-{i}", f"answer {i}") for i in range(1, 4)}
+    digest, ids = range_digest(stored, 1, 3)
+    assert digest == source_digest(digest_input(i, *stored[i]) for i in range(1, 4))
+    assert ids == ["u-1", "a-1", "u-2", "a-2", "u-3", "a-3"]

@@ -592,3 +592,15 @@ def test_between_sentences_worth_the_same_per_character_the_values_pass_takes_th
     the shorter line goes first, though it comes later in the answer."""
     long, short = "Room 202 or 303 are quiet too.", "It is 12 km."
     assert _values_pass([f"{long} {short}"], 1500)[1] == [short, long]
+
+
+def test_a_near_repeat_the_values_pass_meets_is_passed_over_and_the_pass_goes_on():
+    """The phone line states one value the codes line does not ('Call
+    555-0101', a name), so the values pass weighs it next, but it is a near
+    repeat of the line kept (its facts and nearly all its words are there):
+    it is left out, and the fee, worth less, is still taken after it."""
+    codes = "Codes X1 X2 X3 X4, then please call 555-0101 at 9 am."
+    call, fee = "Call 555-0101 at 9 am.", "The fee for the late checkout service is 5 euros."
+    assert extraction.is_near_repeat(call, codes)
+    assert _values_pass([f"{codes} {call} {fee}"], 1500)[1] == [codes, fee]
+    assert _values_pass([codes, call, fee], 1500)[1] == [codes, fee]
