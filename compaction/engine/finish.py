@@ -42,6 +42,7 @@ from ..contract import (LEASE_EXPIRED, SOURCE_CHANGED, UNSTORABLE_TEXT, Contract
 from ..models import Attempt, AttemptOutcome, CompactionJob, JobState, SummaryGeneration
 from .attempts import failure_state, limit_given_back, state_after_failure
 from .dispatch import jobs_enqueue_after_commit
+from .leases import lease_held
 from .outages import INFRASTRUCTURE
 from .prepared import execute_prepared
 
@@ -370,7 +371,7 @@ def attempt_settle(*, job_id: int, number: int, worker: str, result: ProviderRes
     if job is None or (job.state, job.lease_owner, job.attempts_used) != (JobState.RUNNING, worker, number):
         return RunOutcome(job_id, "skipped", attempt=number, detail=f"attempt {number} is no longer held by {worker}")
     attempt = Attempt.objects.filter(job_id=job_id, number=number).first()
-    lease_left = job.lease_expires_at is not None and job.lease_expires_at > timezone.now()
+    lease_left = lease_held(job.lease_expires_at, now=timezone.now())
     if attempt is not None and result is not None and judged is not None and lease_left:
         return attempt_finish(job=job, attempt=attempt, worker=worker, result=result, judged=judged)
     why = detail or "the attempt could not be recorded before its lease passed"

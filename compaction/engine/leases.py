@@ -26,6 +26,24 @@ from .metrics import REAPED, attempt_observed, emit
 logger = logging.getLogger(__name__)
 
 
+# When a lease ends, judged the same way by every reader: the reaper here
+# and the settle of a handed-on attempt (``finish.attempt_settle``). A lease
+# is held while now is before its expiry; from the instant now reaches it,
+# it has expired (it is not held, and the reaper may take it).
+
+
+def lease_held(expires_at, *, now) -> bool:
+    """Whether a lease that expires at ``expires_at`` (None: no lease) is
+    still held at ``now``."""
+    return expires_at is not None and now < expires_at
+
+
+def lease_expired(now) -> Q:
+    """The jobs whose lease has expired at ``now``: ``lease_held``'s
+    complement, as a filter."""
+    return Q(lease_expires_at__lte=now)
+
+
 def jobs_reap_expired(*, now=None) -> list[int]:
     """Every running job whose lease ran out (its worker died or hung) loses
     its attempt as ``lease_expired``: the job becomes failed, or exhausted
@@ -36,7 +54,7 @@ def jobs_reap_expired(*, now=None) -> list[int]:
     reaped = []
     # Oldest expiry first: the longest-dead worker's attempt is ended first.
     for job_id, owner, used, kind in CompactionJob.objects.filter(
-        state=JobState.RUNNING, lease_expires_at__lt=now
+        lease_expired(now), state=JobState.RUNNING
     ).order_by("lease_expires_at", "pk").values_list("pk", "lease_owner", "attempts_used", "kind"):
         try:
             binding = bindings.binding_for(kind)
@@ -44,8 +62,8 @@ def jobs_reap_expired(*, now=None) -> list[int]:
             logger.warning("job %s: its lease expired, but no binding of kind %r is registered", job_id, kind)
             continue
         with transaction.atomic():
-            expired = CompactionJob.objects.filter(pk=job_id, state=JobState.RUNNING, lease_owner=owner,
-                                                   attempts_used=used, lease_expires_at__lt=now)
+            expired = CompactionJob.objects.filter(lease_expired(now), pk=job_id, state=JobState.RUNNING,
+                                                   lease_owner=owner, attempts_used=used)
             released = {"lease_owner": "", "lease_expires_at": None, "last_failure_code": LEASE_EXPIRED,
                         "updated_at": now}
             moved = expired.filter(binding.current()).update(state=state_after_failure(), **released)

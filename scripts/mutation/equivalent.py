@@ -106,12 +106,12 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         '.order_by("lease_expires_at", )',
         'the id only orders leases that expired at the same instant; each is reaped by its own conditional write whatever their order'),
     "compaction.engine.leases.x_jobs_reap_expired__mutmut_18": (
-        '        lease_expires_at__lt=now',
+        '        state=JobState.RUNNING',
         'the candidate query only chooses which rows the conditional write looks at; the write checks state, owner, attempt and expiry again, so a row read in excess is refused there and nothing changes'),
     "compaction.engine.leases.x_jobs_reap_expired__mutmut_19": (
-        'state=JobState.RUNNING, ).order_by(',
+        'lease_expired(now), ).order_by(',
         'the candidate query only chooses which rows the conditional write looks at; the write checks state, owner, attempt and expiry again, so a row read in excess is refused there and nothing changes'),
-    "compaction.engine.leases.x_jobs_reap_expired__mutmut_89": (
+    "compaction.engine.leases.x_jobs_reap_expired__mutmut_91": (
         'Attempt.objects.filter(job_id=job_id, number=used, ).update(',
         'a job that is running with attempts_used = N has its attempt N running: the claim writes both in one statement and every end moves both in one transaction, so the outcome filter never excludes that row'),
     "compaction.drift.wrong.x_check_retracted_consent__mutmut_35": (

@@ -56,7 +56,10 @@ MODULES: dict[str, dict] = {
     "compaction/engine/leases.py": {
         "tests": ["tests/compaction/engine/test_leases.py"],
         # The reaper; the scanner's retry timing (jobs_take_due) is not a rule of issue 18's list.
-        "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*"],
+        # The reaper and the one rule of a lease's end it shares with the settle.
+        "functions": ["compaction.engine.leases.x_jobs_reap_expired__mutmut_*",
+                      "compaction.engine.leases.x_lease_held__mutmut_*",
+                      "compaction.engine.leases.x_lease_expired__mutmut_*"],
         "db": True,
     },
     "compaction/engine/finish.py": {

@@ -11,7 +11,7 @@ from django.utils import timezone
 from compaction.contract import ProviderResult
 from compaction.engine.claim import job_claim
 from compaction.engine.finish import attempt_finish
-from compaction.engine.leases import jobs_reap_expired, jobs_take_due
+from compaction.engine.leases import jobs_reap_expired, jobs_take_due, lease_held
 from compaction.engine.run import job_run
 from compaction.models import Attempt, CompactionJob, JobState, PromptVersion, SummaryGeneration
 from tests.compaction.conftest import FAIL_EMPTY, RecordingProvider, ingest, plan, plan_with
@@ -95,14 +95,32 @@ def _claimed(make_conversation, *, lease_seconds=0, worker="w1"):
     return CompactionJob.objects.get(pk=job.pk)
 
 
+def test_a_lease_is_held_until_the_instant_it_expires_and_expired_from_that_instant():
+    expires = timezone.now()
+    assert lease_held(expires, now=expires - timedelta(microseconds=1))
+    assert not lease_held(expires, now=expires)
+    assert not lease_held(expires, now=expires + timedelta(microseconds=1))
+    assert not lease_held(None, now=expires)  # no lease is not a lease held
+
+
 def test_a_live_lease_is_never_reaped(make_conversation):
     job = _claimed(make_conversation, lease_seconds=60)
     assert jobs_reap_expired() == []
-    assert jobs_reap_expired(now=job.lease_expires_at) == []  # live until the instant it expires
+    assert jobs_reap_expired(now=job.lease_expires_at - timedelta(microseconds=1)) == []  # held until it expires
     job.refresh_from_db()
     assert (job.state, job.lease_owner) == (JobState.RUNNING, "w1")
     assert Attempt.objects.get(job=job).outcome == "running"
-    assert jobs_reap_expired(now=job.lease_expires_at + timedelta(microseconds=1)) == [job.pk]
+
+
+def test_a_lease_is_reaped_at_the_instant_it_expires(make_conversation):
+    """The instant the settle of a handed-on answer no longer counts as the
+    lease's (``test_the_lease_has_passed_at_the_instant_it_expires``) is the
+    instant the reaper takes it: no instant where both or neither may act."""
+    job = _claimed(make_conversation, lease_seconds=60)
+    assert jobs_reap_expired(now=job.lease_expires_at) == [job.pk]
+    job.refresh_from_db()
+    assert (job.state, job.lease_owner, job.last_failure_code) == (JobState.FAILED, "", "lease_expired")
+    assert Attempt.objects.get(job=job).outcome == "failed"
 
 
 # What another process may do between the reaper's read of the expired
