@@ -12,7 +12,8 @@ from django import forms
 from ..actions import REASON_MAX_CHARS, ActionRefused, AuditAction, note_checked, reason_checked
 from ..models import FailureCode, JobState, PromptVersion, Verdict
 from ..drift.words import code_choices
-from .selectors import AGE_CHOICES, CONVERSATION_SORTS, DRIFT_FOUND, OUTDATED_SUMMARY, QUEUE_STATES
+from .queue import AGE_CHOICES, QUEUE_STATES
+from .selectors import CONVERSATION_SORTS, DRIFT_FOUND, OUTDATED_SUMMARY
 
 HAS_CHOICES = [("", "any"), (JobState.FAILED, "failed"), (JobState.EXHAUSTED, "exhausted"),
                (JobState.STALE, "stale"), (OUTDATED_SUMMARY, "source changed"), (JobState.PENDING, "pending"),

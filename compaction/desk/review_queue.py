@@ -16,7 +16,8 @@ from conversations.selectors import in_scopes_of
 
 from ..keyset import ID, TIME, Keyset, Page, rows_after
 from ..models import CompactionJob, JobState, ReviewAwaiting, ReviewClaim, SummaryGeneration
-from .selectors import AGE_CHOICES, drift_findings_for
+from .queue import AGE_CHOICES
+from .selectors import drift_findings_for
 
 REVIEW_QUEUE = Keyset("desk-review", ("created_at", "generation_id"), (TIME, ID))
 # What "x of N left" counts up to; past it the page says "500+" (a reviewer

@@ -8,7 +8,8 @@ simply absent, so pages answer 404, never "forbidden", for it.
 Query counts are bounded by design, independent of how much data exists:
 lists use keyset pagination (fetch one row more than a page, never
 ``COUNT(*)``), and per-row figures come from one aggregated query over the
-rows on the page. The review queue's reads are ``review_queue``'s, a
+rows on the page. The failed ranges queue's reads are ``queue``'s, the
+activity log's ``activity``'s, the review queue's ``review_queue``'s, a
 rolling conversation's chain ``chain``'s, the assembly inspector's
 ``inspector``'s.
 """
@@ -16,16 +17,14 @@ rolling conversation's chain ``chain``'s, the assembly inspector's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, prefetch_related_objects
-from django.utils import timezone
 
 from conversations.models import Conversation, Message, MessageRevision, Pair, Segment
 from conversations.selectors import conversations_visible, in_scopes_of, user_scopes
 
-from ..activity import activity_events
 from ..digest import range_digest
 from ..keyset import COUNT, ID, TEXT, TIME, Keyset, Page
 from ..models import (SEGMENT_KIND, SETTLED_STATES, Attempt, CompactionJob, JobState, Review, SummaryGeneration,
@@ -34,13 +33,11 @@ from ..models.jobs import SOURCE_CHANGED, SUPERSEDED
 from .presenters import STATE_ORDER
 from .segment import answer_pieces, kept_by_message, source_anchor, summary_pieces, word_diff
 
-QUEUE_STATES = (JobState.FAILED, JobState.EXHAUSTED, JobState.STALE)
-# The queue's other kind of trouble: a succeeded summary whose source changed
-# since, so projections no longer use it and its range falls back to raw.
+# The failed ranges queue's other kind of trouble (``queue``), and a filter of
+# the conversations list: a succeeded summary whose source changed since, so projections no longer use it and its range falls back to raw.
 # (Not the failure code ``source_changed`` of an attempt whose source changed
 # while it ran; the value stays what bookmarked ``?state=`` links say.)
 OUTDATED_SUMMARY = "source_changed"
-QUEUE_FILTERS = (*QUEUE_STATES, OUTDATED_SUMMARY)
 
 
 # --- conversations list -------------------------------------------------------
@@ -51,17 +48,15 @@ CONVERSATION_SORTS = {
     "external_id": Keyset("desk-conversations-external-id", ("external_id", "id"), (TEXT, ID)),
     "pairs": Keyset("desk-conversations-pairs", ("-pair_count", "-id"), (COUNT, ID)),
 }
-QUEUE = Keyset("desk-queue", ("-updated_at", "-id"), (TIME, ID))
-ACTIVITY = Keyset("desk-activity", ("-created_at", "-id"), (TIME, ID))
 
 
-def _where(qs: QuerySet, **lookups) -> QuerySet:
+def where_given(qs: QuerySet, **lookups) -> QuerySet:
     """``qs`` narrowed by every lookup a filter form gave a value (an empty
     one means "any")."""
     return qs.filter(**{name: value for name, value in lookups.items() if value})
 
 
-def _day_start_utc(day):
+def day_start_utc(day):
     """A date filter's first moment: midnight UTC, the zone the desk shows."""
     if isinstance(day, datetime):
         return day
@@ -113,7 +108,7 @@ def conversation_list(*, user, q: str = "", scope: str = "", has: str = "", verd
         # A hand-off note of the conversation (any generation) with such a finding.
         qs = qs.filter(Exists(drift_findings_for(drift).filter(generation__conversation_id=OuterRef("pk"))))
     if updated_since:
-        qs = qs.filter(updated_at__gte=_day_start_utc(updated_since))
+        qs = qs.filter(updated_at__gte=day_start_utc(updated_since))
     page = CONVERSATION_SORTS.get(sort, CONVERSATION_SORTS["recent"]).page(qs, cursor=cursor, size=page_size)
     counts = job_state_counts(conversation_ids=[c.pk for c in page.rows])
     for conv in page.rows:
@@ -483,94 +478,3 @@ def _lapsed(review, own_reviews, range_reviews, *, superseded: bool) -> str:
 
 def job_is_settled(job: CompactionJob) -> bool:
     return job.state in SETTLED_STATES
-
-
-# --- failed ranges queue --------------------------------------------------------
-
-AGE_CHOICES = {
-    "1h": timedelta(hours=1),
-    "1d": timedelta(days=1),
-    "7d": timedelta(days=7),
-}
-
-
-def queue_list(*, user, state: str = "", failure_code: str = "", scope: str = "", prompt_version: str = "",
-               older_than: str = "", drift: str = "", cursor: str | None = None, page_size: int = 50) -> Page:
-    source_changed = Q(state=JobState.SUCCEEDED, source_changed_at__isnull=False)
-    if state == OUTDATED_SUMMARY:
-        wanted = source_changed
-    elif drift and not state:
-        # Drift is the queue's third kind of trouble: a note written, and
-        # usable, whose checks found something (SPEC §8 "the queue can
-        # filter jobs with findings"), whatever the job's state.
-        wanted = Q()
-    else:
-        wanted = Q(state=state) if state else Q(state__in=QUEUE_STATES) | source_changed
-    if drift:
-        wanted &= Q(Exists(drift_findings_for(drift).filter(generation__job_id=OuterRef("pk"))))
-    # Only each range's job that counts: once another covers the range
-    # (planned after an edit, re-run under a newer prompt, revived by an
-    # undone edit), this one needs no repair of its own and stays reachable
-    # from the range's page.
-    qs = (
-        CompactionJob.objects.filter(wanted).not_superseded()
-        .select_related("conversation", "prompt_version")
-        .only(*JOB_ROW_FIELDS, "conversation__external_id")
-    )
-    qs = _where(in_scopes_of(qs, user=user), last_failure_code=failure_code, scope=scope,
-                prompt_version__name=prompt_version)
-    if older_than in AGE_CHOICES:
-        qs = qs.filter(updated_at__lte=timezone.now() - AGE_CHOICES[older_than])
-    page = QUEUE.page(qs, cursor=cursor, size=page_size)
-    _drift_counts(page.rows)
-    return page
-
-
-def _drift_counts(jobs: list[CompactionJob]) -> None:
-    """Each job's generation's drift findings by kind (``drift_counts``), one
-    grouped query for the page."""
-    from ..models import DriftFinding, DriftKind
-
-    counts: dict[int, dict[str, int]] = {}
-    handoff = [j.pk for j in jobs]  # only hand-off notes have findings
-    if handoff:
-        for job_id, generation_number, kind, n in (
-                DriftFinding.objects.filter(generation__job_id__in=handoff)
-                .values_list("generation__job_id", "generation__number", "kind").annotate(n=Count("id")).order_by()):
-            counts.setdefault(job_id, {})[kind] = n
-            counts[job_id]["#"] = generation_number
-    kinds = list(DriftKind.values)  # wrong, extra, lost, length: SPEC §8's order
-    for job in jobs:
-        found = counts.get(job.pk, {})
-        job.drift_generation = found.pop("#", None)
-        job.drift_counts = {k: found[k] for k in kinds if k in found}
-
-
-def queue_kept(*, user, job_ids: list[int]) -> list[CompactionJob]:
-    """The jobs a bulk re-run just acted on (``?kept=``), in the user's
-    scopes, whatever their state now: the queue keeps them on the page with
-    their live state until they settle. One query."""
-    if not job_ids:
-        return []
-    qs = (CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
-          .only(*JOB_ROW_FIELDS, "conversation__external_id"))
-    return list(in_scopes_of(qs, user=user).order_by("id"))
-
-
-def jobs_for_action(*, user, job_ids: list[int]) -> list[CompactionJob]:
-    """The selected jobs the user may see (others are silently dropped: they
-    do not exist for this user)."""
-    qs = CompactionJob.objects.filter(pk__in=job_ids).select_related("conversation", "prompt_version")
-    qs = in_scopes_of(qs, user=user)
-    return list(qs.order_by("pk"))
-
-
-# --- activity -------------------------------------------------------------------
-
-def activity_list(*, user, action: str = "", actor: str = "", scope: str = "", conversation: int | None = None,
-                  job: int | None = None, since=None, cursor: str | None = None, page_size: int = 50) -> Page:
-    qs = _where(activity_events(user=user).select_related("conversation", "job"), action=action,
-                actor_label=actor, scope=scope, conversation_id=conversation, job_id=job)
-    if since:
-        qs = qs.filter(created_at__gte=_day_start_utc(since))
-    return ACTIVITY.page(qs, cursor=cursor, size=page_size)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.views.decorators.http import require_GET
 
 from ... import roles
-from .. import presenters, selectors
+from .. import presenters
+from ..activity import activity_list
 from ..forms import ActivityFilterForm
 from .common import PAGE_SIZE, list_page, read_listing, role_required
 
@@ -14,7 +15,7 @@ from .common import PAGE_SIZE, list_page, read_listing, role_required
 @require_GET
 @role_required(roles.can_use_desk)
 def activity(request):
-    listing = read_listing(request, ActivityFilterForm, lambda f, cursor: selectors.activity_list(
+    listing = read_listing(request, ActivityFilterForm, lambda f, cursor: activity_list(
         user=request.user, action=f.get("action", ""), actor=f.get("actor", ""), scope=f.get("scope", ""),
         conversation=f.get("conversation"), job=f.get("job"), since=f.get("since"), cursor=cursor,
         page_size=PAGE_SIZE,

@@ -15,11 +15,12 @@ from django.views.decorators.http import require_GET, require_POST
 from ... import actions, roles
 from .. import selectors
 from ..forms import BulkRerunForm, QueueFilterForm, kept_job_ids
+from ..queue import jobs_for_action, queue_kept, queue_list
 from .common import PAGE_SIZE, Listing, list_page, read_listing, role_required
 
 
 def _queue_listing(request) -> Listing:
-    return read_listing(request, QueueFilterForm, lambda f, cursor: selectors.queue_list(
+    return read_listing(request, QueueFilterForm, lambda f, cursor: queue_list(
         user=request.user, state=f.get("state", ""), failure_code=f.get("failure_code", ""),
         scope=f.get("scope", ""), prompt_version=f.get("prompt_version", ""), older_than=f.get("older_than", ""),
         drift=f.get("drift", ""), cursor=cursor, page_size=PAGE_SIZE,
@@ -34,7 +35,7 @@ def _kept(request, job_ids: list[int]) -> dict:
     """The rows a bulk re-run acted on, kept on the page with their live
     state; the region polls itself (``?region=kept``) until every one has
     settled."""
-    kept = selectors.queue_kept(user=request.user, job_ids=job_ids)
+    kept = queue_kept(user=request.user, job_ids=job_ids)
     unsettled = sum(1 for job in kept if not selectors.job_is_settled(job))
     ids = ",".join(str(job.pk) for job in kept)
     return {"kept": kept, "kept_unsettled": unsettled, "kept_ids": ids,
@@ -70,7 +71,7 @@ def queue_rerun(request):
     if not form.is_valid():
         context = {**_queue_listing(request).context, **_queue_actions(request, bulk_form=form)}
         return render(request, "desk/queue.html", context, status=400)
-    jobs = selectors.jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
+    jobs = jobs_for_action(user=request.user, job_ids=form.cleaned_data["jobs"])
     reason = form.cleaned_data["reason"]
     result = actions.do_jobs_bulk_rerun(jobs=jobs, actor=request.user, reason=reason)
     missing = len(form.cleaned_data["jobs"]) - len(jobs)

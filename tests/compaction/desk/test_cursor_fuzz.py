@@ -8,7 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compaction.desk.selectors import ACTIVITY, CONVERSATION_SORTS, QUEUE
+from compaction.desk.activity import ACTIVITY
+from compaction.desk.queue import QUEUE
+from compaction.desk.selectors import CONVERSATION_SORTS
 from compaction.keyset import cursor_pack
 from tests.compaction.desk.conftest import page_urls
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.desk.selectors import ACTIVITY, CONVERSATION_SORTS, QUEUE
+from compaction.desk.activity import ACTIVITY
+from compaction.desk.queue import QUEUE
+from compaction.desk.selectors import CONVERSATION_SORTS
 from compaction.keyset import cursor_pack
 from tests.compaction.desk.conftest import page_urls
 
