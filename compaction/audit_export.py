@@ -371,7 +371,7 @@ def export_lines(queryset: QuerySet, *, fmt: str) -> Iterator[bytes]:
     if fmt == "csv":
         yield (",".join(CSV_COLUMNS) + "\r\n").encode()
     statement = _JSONL_COPY if fmt == "jsonl" else _CSV_COPY
-    chunks = _chunks if fmt == "jsonl" else _chunks_crlf
+    crlf = fmt == "csv"
     with _snapshot() as snapshot, connection.cursor() as cursor:
         raw = cursor.cursor
         # Two connections build every other record each (the server's work
@@ -385,14 +385,14 @@ def export_lines(queryset: QuerySet, *, fmt: str) -> Iterator[bytes]:
         if other is None:
             sql, params = export_sql(queryset, fmt=fmt)
             with raw.copy(raw.mogrify(statement.format(select=sql), params)) as copy:
-                yield from chunks(copy)
+                yield from _chunks(copy, crlf=crlf)
             return
         odd, odd_params = export_sql(queryset, fmt=fmt, half=1)
         even, even_params = export_sql(queryset, fmt=fmt, half=0)
         # Closed on the way out: its transaction ends, and its query with it.
         with closing(other), raw.copy(raw.mogrify(statement.format(select=odd), odd_params)) as first, \
                 other.cursor().copy(raw.mogrify(statement.format(select=even), even_params)) as second:
-            yield from chunks(_alternate(first, second))
+            yield from _chunks(_alternate(first, second), crlf=crlf)
 
 
 def _second_connection(snapshot_id: str) -> psycopg.Connection | None:
@@ -405,11 +405,9 @@ def _second_connection(snapshot_id: str) -> psycopg.Connection | None:
         return None
     try:
         # One round trip (statements without parameters, literals quoted).
-        planner = [pgsql.SQL("SELECT set_config({}, {}, true)").format(name, value)
-                   for name, value in PLANNER.items()]
         other.execute(pgsql.SQL("; ").join([
             pgsql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
-            pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot_id), *planner]))
+            pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot_id), _planner_settings()]))
     except BaseException:
         other.close()
         raise
@@ -435,6 +433,14 @@ def _alternate(first, second) -> Iterator[bytes]:
 PLANNER = {"enable_sort": "off", "jit": "off", "max_parallel_workers_per_gather": "0"}
 
 
+def _planner_settings() -> pgsql.Composed:
+    """The one statement that gives the current transaction (only) the
+    ``PLANNER`` settings; without parameters (literals quoted), so it can
+    join other statements in one round trip."""
+    return pgsql.SQL("SELECT {}").format(pgsql.SQL(", ").join(
+        pgsql.SQL("set_config({}, {}, true)").format(name, value) for name, value in PLANNER.items()))
+
+
 class _snapshot:
     """A REPEATABLE READ, READ ONLY transaction: every row the export reads
     is from the moment it began. Inside a transaction already (a caller's,
@@ -447,9 +453,7 @@ class _snapshot:
         with connection.cursor() as cursor:
             if not self.nested:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            # One round trip for them all.
-            cursor.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(PLANNER)),
-                           [item for setting in PLANNER.items() for item in setting])
+            cursor.execute(_planner_settings().as_string(cursor.cursor))
         return self
 
     def __exit__(self, *exc):
@@ -461,29 +465,21 @@ class _snapshot:
         return self.atomic.__exit__(*exc)
 
 
-def _chunks(copy) -> Iterator[bytes]:
+def _chunks(copy, *, crlf: bool = False) -> Iterator[bytes]:
+    """COPY's rows, a chunk of about ``CHUNK_BYTES`` at a time (the first
+    smaller, so the first byte leaves early). COPY ends each row with LF;
+    with ``crlf`` (CSV: RFC 4180) each row's LF is cut and the rows end
+    with CRLF instead. (A line break inside a quoted field stays as it is.)"""
+    cut, end = (-1, b"\r\n") if crlf else (None, b"")  # row[:None]: the whole row
     parts: list = []
     size, limit = 0, min(FIRST_CHUNK_BYTES, CHUNK_BYTES)
     for row in copy:
-        parts.append(row)
-        size += len(row)
-        if size >= limit:
-            yield b"".join(parts)
-            parts, size, limit = [], 0, CHUNK_BYTES
-    if parts:
-        yield b"".join(parts)
-
-
-def _chunks_crlf(copy) -> Iterator[bytes]:
-    parts: list = []
-    size, limit = 0, min(FIRST_CHUNK_BYTES, CHUNK_BYTES)
-    for row in copy:
-        parts.append(row[:-1])
+        parts.append(row[:cut])
         size += len(row)
         if size >= limit:
             parts.append(b"")
-            yield b"\r\n".join(parts)
+            yield end.join(parts)
             parts, size, limit = [], 0, CHUNK_BYTES
     if parts:
         parts.append(b"")
-        yield b"\r\n".join(parts)
+        yield end.join(parts)

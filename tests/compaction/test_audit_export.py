@@ -350,6 +350,36 @@ def test_the_export_runs_in_a_repeatable_read_read_only_transaction():
         assert cursor.fetchone()[0] == "on"
 
 
+def _planner(execute) -> dict:
+    return {name: execute(f"SHOW {name}") for name in audit_export.PLANNER}
+
+
+@live_db
+def test_the_second_connection_plans_in_the_snapshot_with_the_same_settings():
+    """The connection that builds every other record reads the export's
+    snapshot with the export's planner settings, for its transaction only."""
+    with audit_export._snapshot(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_export_snapshot()")
+        other = audit_export._second_connection(cursor.fetchone()[0])
+        assert other is not None
+
+        def show(sql):
+            cursor.execute(sql)
+            return cursor.fetchone()[0]
+
+        try:
+            def show_other(sql):
+                return other.execute(sql).fetchone()[0]
+
+            assert _planner(show_other) == _planner(show) == audit_export.PLANNER
+            assert (show_other("SHOW transaction_isolation"), show_other("SHOW transaction_read_only")) == (
+                "repeatable read", "on")
+            other.execute("COMMIT")
+            assert _planner(show_other) != audit_export.PLANNER  # they went with its transaction
+        finally:
+            other.close()
+
+
 @live_db
 @pytest.mark.parametrize("in_sql", [True, False], ids=["sql", "python"])
 def test_an_export_is_one_snapshot_whatever_is_written_meanwhile(settings, monkeypatch, in_sql):
