@@ -41,7 +41,7 @@ they are lower bounds and the report says so (``tokens_before_exact``,
 inspector does). Refusals count the whole input, so their sizes are exact.
 Each pass over the messages is linear; and the
 cyclic garbage collector is paused while one assembly runs
-(``_gc_paused``): an assembly allocates tens of thousands of short-lived,
+(``compaction.collector``): an assembly allocates tens of thousands of short-lived,
 acyclic objects (freed by reference counting the moment it returns), and
 letting the collector promote and then sweep them is what made the slow
 tail. A work-summary writer the caller gives (which may wait on a model)
@@ -57,12 +57,12 @@ placed after that prefix so that trimming never changes it.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
+
+import compaction.collector as collector
 
 from .adapters import parse, render_messages, render_system
 from .buckets import MIDDLE, PREFIX, RING, SUFFIX, Unit, assign_buckets, measure, split_units, unit_floor
@@ -169,21 +169,6 @@ def _bucket_summary(units: Sequence[Unit]) -> dict:
     return summary
 
 
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic collector for one assembly (see the module docstring).
-    Safe with threads: only the call that paused it resumes it, and a
-    collector paused by someone else stays as they left it."""
-    was_enabled = gc.isenabled()
-    if was_enabled:
-        gc.disable()
-    try:
-        yield was_enabled
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class _GcResumed:
     """A caller's work-summary writer, run with the collector resumed: it may
     wait seconds on a model, and the pause is only for assembly's own work."""
@@ -193,11 +178,8 @@ class _GcResumed:
         self.name = getattr(inner, "name", type(inner).__name__)
 
     def summarise(self, request):
-        gc.enable()
-        try:
+        with collector.resumed():
             return self.inner.summarise(request)
-        finally:
-            gc.disable()
 
 
 def prefix_hash(format: str, tools: Any, system: Any, leading: list[dict]) -> str:
@@ -224,7 +206,7 @@ def assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | M
     Raises ``RequestFormatError``, ``ConfigError``, ``PairingError`` or
     ``OverBudgetError``; each has ``as_dict()`` for the response body.
     """
-    with _gc_paused() as paused:
+    with collector.paused() as paused:
         if paused and summariser is not None:
             summariser = _GcResumed(summariser)
         return _assemble(format=format, messages=messages, config=config, system=system, tools=tools,
