@@ -262,7 +262,7 @@ class DriftInput:
         ``constraint``, not a question, not an abandonment."""
         out = []
         for clause in clauses(text):
-            read = self.vocabulary.kept(("condition", clause), clause, lambda: self._condition(clause))
+            read = self.vocabulary.kept("condition", clause, lambda: self._condition(clause))
             if read is not None:
                 out.append(replace(read, message_id=message_id, order=order, section=section))
         return out
@@ -297,10 +297,12 @@ class DriftInput:
 _order = attrgetter("order")
 
 # The last notes read (text -> note, its line readings, its heading lines):
-# a generation's note is the next one's parent, read once for both. The
-# readings depend on the note's text alone and are never changed.
+# a generation's note is the next one's parent, read once for both (the
+# note, its parent and one more; each is some 800 objects a full garbage
+# collection walks, issue 14). The readings depend on the note's text alone
+# and are never changed.
 _NOTES: dict[str, tuple] = {}
-_NOTES_KEPT = 8
+_NOTES_KEPT = 3
 
 
 def forget_readings() -> None:

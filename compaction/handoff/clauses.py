@@ -241,7 +241,7 @@ def classify(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> tuple[
     of a question sentence. Remembered per text: the builder and the drift
     checks read the same clauses."""
     vocabulary = reader(vocabulary)
-    return vocabulary.kept(("classify", text), text, lambda: _classify(text, vocabulary))
+    return vocabulary.kept("classify", text, lambda: _classify(text, vocabulary))
 
 
 # Each answer (a role and the set of categories matched) once: there are a

@@ -90,20 +90,24 @@ def _alternations(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool],
     return out
 
 
-def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[str, dict]]:
-    """Each category's alternations, compiled once per vocabulary, the
-    answers already given for it, and per category the texts already tested
-    (kept with the vocabulary itself, so an id reused for another is never
-    confused)."""
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str, dict], dict[tuple, object]]:
+    """Each category's alternations, compiled once per vocabulary; per kind
+    of reading, the answers already given (text -> answer); per category
+    the texts already tested; and the values remembered by name (kept with
+    the vocabulary itself, so an id reused for another is never confused).
+
+    Answers are kept per kind in dicts keyed by the text alone: the garbage
+    collector walks only the values of a dict whose keys are all strings
+    (not its keys), and none of a dict whose values hold no container (a
+    yes/no, None, a shared answer) — each full collection walked every
+    (kind, text) key of one mixed memo (issue 14)."""
     cached = _READINGS.get(id(vocabulary))
     if cached is None or cached[0] is not vocabulary:
         if len(_READINGS) > 64:
             _READINGS.clear()
         compiled = _alternations(vocabulary)
-        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
-    if len(cached[2]) > 4 * _MEMO:
-        forget_older_half(cached[2])
-    return cached[1], cached[2], cached[3]
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled}, {})
+    return cached[1], cached[2], cached[3], cached[4]
 
 
 def forget_readings() -> None:
@@ -114,9 +118,15 @@ def forget_readings() -> None:
     forget_memos()
 
 
+# The four answers of ``_scripts``, made once: its memo then holds only
+# strings and these, and a dict holding no new container is one the garbage
+# collector never walks (issue 14).
+_SCRIPTS = {(latin, cjk): (latin, cjk) for latin in (False, True) for cjk in (False, True)}
+
+
 @memoised
 def _scripts(text: str) -> tuple[bool, bool]:
-    return bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))
+    return _SCRIPTS[bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))]
 
 
 class Reader:
@@ -128,36 +138,40 @@ class Reader:
 
     def __init__(self, vocabulary: v.Vocabulary = v.DEFAULT):
         self.vocabulary = vocabulary
-        self._any, self._memo, self._tested = _reading(vocabulary)
+        self._any, self._memo, self._tested, self._remembered = _reading(vocabulary)
 
-    def kept(self, key: tuple, text: str, compute):
-        """``compute()`` remembered under ``key`` (for readings of ``text``)."""
+    def kept(self, kind: str, text: str, compute):
+        """``compute()`` remembered as the ``kind`` reading of ``text`` (at most
+        ``_MEMO`` texts per kind; a full kind forgets its older half)."""
         if len(text) > _MEMO_TEXT:
             return compute()
-        found = self._memo.get(key, _MISSING)  # one lookup: another reading may clear the memo meanwhile
+        memo = self._memo.get(kind)
+        if memo is None:
+            memo = self._memo[kind] = {}
+        found = memo.get(text, _MISSING)  # one lookup: another reading may clear the memo meanwhile
         if found is _MISSING:
-            found = self._memo[key] = compute()
+            if len(memo) >= _MEMO:
+                forget_older_half(memo)
+            found = memo[text] = compute()
         return found
 
     def remembered(self, key: tuple):
         """What ``remember`` kept under ``key``, or None."""
-        return self._memo.get(key)
+        return self._remembered.get(key)
 
     def remember(self, key: tuple, value, *, limit: int) -> None:
         """Keep ``value`` under ``key`` (at most ``limit`` such values per
-        first key element; the oldest goes)."""
+        first key element; the oldest goes). Kept apart from the readings,
+        so forgetting readings never forgets these, nor lets them outlive
+        ``limit``."""
         kind = key[0]
-        # The list of names goes to the memo's newest end each time, so that
-        # a memo forgetting its older half never forgets the list while the
-        # values it bounds stay (they would outlive ``limit``).
-        names = self._memo.pop((kind, "names"), [])
-        self._memo[(kind, "names")] = names
+        names = self._remembered.setdefault((kind, "names"), [])
         if key in names:
             names.remove(key)
         names.append(key)
         while len(names) > limit:
-            self._memo.pop(names.pop(0), None)
-        self._memo[key] = value
+            self._remembered.pop(names.pop(0), None)
+        self._remembered[key] = value
 
     def matches(self, category: str, text: str) -> bool:
         tested = self._tested.get(category)
@@ -176,13 +190,13 @@ class Reader:
         """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
         if not self.matches(category, text):
             return None
-        return self.kept(("find", category, text), text, lambda: self.vocabulary.find(category, text))
+        return self.kept("find " + category, text, lambda: self.vocabulary.find(category, text))
 
     def find_all(self, category: str, text: str) -> list[re.Match]:
         """Every match, by position then length (longest first)."""
         if not self.matches(category, text):
             return []
-        return self.kept(("find_all", category, text), text, lambda: self.vocabulary.find_all(category, text))
+        return self.kept("find_all " + category, text, lambda: self.vocabulary.find_all(category, text))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:
         """The first match of ``category`` that no negation undoes."""
@@ -209,5 +223,5 @@ class Reader:
         """Key terms without the consent, hold, abandonment and question
         phrases themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？"
         names AirPods and Max, not 多少."""
-        return self.kept(("matter_terms", text), text,
+        return self.kept("matter_terms", text,
                          lambda: key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION))))

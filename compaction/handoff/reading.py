@@ -62,6 +62,12 @@ NEW_MATTER_WORTH = 3
 # collector walks on every full collection (issue 14), so a memo four times
 # larger only made the slow tail longer.
 _MEMO = 1 << 14
+# Key terms are sets, the objects a full collection costs most (a set is
+# some 200 bytes the collector reads three times; a string or a tuple of
+# strings it skips): their memo keeps the last few generations' texts only.
+# ``numbers`` is not remembered at all: most texts hold none, a search costs
+# less than a lookup's share of the collections, and few texts were asked twice.
+_TERMS_MEMO = 1 << 12
 _MEMO_TEXT = 4096
 
 
@@ -104,8 +110,11 @@ def forget_memos() -> None:
         memo.clear()
 
 
-def memoised(fn):
-    """``fn(text)`` remembered per text (see the module doc)."""
+def memoised(fn=None, *, limit: int = _MEMO):
+    """``fn(text)`` remembered per text, at most ``limit`` texts (see the
+    module doc); ``@memoised`` or ``@memoised(limit=…)``."""
+    if fn is None:
+        return lambda fn: memoised(fn, limit=limit)
     memo: dict[str, object] = {}
     _MEMOS.append(memo)
 
@@ -115,7 +124,7 @@ def memoised(fn):
             return fn(text)
         found = memo.get(text)
         if found is None:
-            if len(memo) >= _MEMO:
+            if len(memo) >= limit:
                 forget_older_half(memo)
             found = memo[text] = fn(text)
         return found
@@ -162,7 +171,7 @@ go want wants wanted need needs like let lets ok okay thanks thank hi hello sorr
 before after again ahead hold yet until wait still sure maybe really much many""".split())
 
 
-@memoised
+@memoised(limit=_TERMS_MEMO)
 def key_terms(text: str) -> frozenset[str]:
     """The key terms of ``text`` (see the module doc)."""
     found = set()
@@ -204,7 +213,6 @@ def number_key(raw: str) -> str:
     return raw.replace(",", "")
 
 
-@memoised
 def numbers(text: str) -> frozenset[str]:
     """Every number written in ``text``, thousands separators removed."""
     return frozenset(number_key(n) for n in _NUMBER.findall(text))
