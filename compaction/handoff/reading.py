@@ -171,20 +171,36 @@ go want wants wanted need needs like let lets ok okay thanks thank hi hello sorr
 before after again ahead hold yet until wait still sure maybe really much many""".split())
 
 
+def _term_chars() -> str:
+    """A character class of the ideographs of ``CJK_RUN`` but the filler ones
+    (``_STOP_CHARS``, all ideographs), as ranges."""
+    out = []
+    for low, high in ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)):
+        start = low
+        for stop in sorted(ord(ch) for ch in _STOP_CHARS if low <= ord(ch) <= high):
+            if start < stop:
+                out.append(f"\\u{start:04x}-\\u{stop - 1:04x}")
+            start = stop + 1
+        if start <= high:
+            out.append(f"\\u{start:04x}-\\u{high:04x}")
+    return "".join(out)
+
+
+# Every two neighbouring ideographs neither of which is a filler, overlapping
+# (a look-ahead finds one pair at each position): what the loop over each
+# ideograph run found pair by pair, found by one search.
+_TERM_PAIR = re.compile(f"(?=([{_term_chars()}]{{2}}))")
+
+
 @memoised(limit=_TERMS_MEMO)
 def key_terms(text: str) -> frozenset[str]:
     """The key terms of ``text`` (see the module doc)."""
-    found = set()
+    found = set(_TERM_PAIR.findall(text))
     for token in _LATIN_TOKEN.findall(text):
         token = token.lower()
         if len(token) >= 2 and token not in _EN_STOP:
             found.add(token)
-    for run in CJK_RUN.findall(text):
-        for i in range(len(run) - 1):
-            pair = run[i:i + 2]
-            if pair[0] not in _STOP_CHARS and pair[1] not in _STOP_CHARS and pair not in _GENERIC:
-                found.add(pair)
-    return frozenset(found)
+    return frozenset(found - _GENERIC)
 
 
 def is_stop_word(word: str) -> bool:
