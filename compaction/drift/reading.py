@@ -164,7 +164,9 @@ class LineReading(Holding):
     numbers)."""
 
     def __init__(self, section: str, number: int, text: str, own: str, quotes: tuple[str, ...]):
-        super().__init__(own + " " + " ".join(quotes))
+        # Without a quote a line holds its own words alone: the same text as
+        # ``own``, whose key terms a checker reads too (one reading for both).
+        super().__init__(own + " " + " ".join(quotes) if quotes else own)
         self.section = section
         self.number = number
         self.text = text

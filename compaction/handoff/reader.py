@@ -4,12 +4,13 @@ vocabularies … live in one place, documented, extensible per scope";
 
 Pure. ``Reader`` answers "does this text say something of this category?"
 with one search of the category's patterns joined into one alternation,
-asks the vocabulary for the match itself only when that search found
-something, and keeps every answer per text (one note reads the same clauses
+looks for the match itself (the vocabulary's patterns in its order) only
+when that search found something, and keeps every answer per text (one note reads the same clauses
 many times, and the next generation reads the same chain again). Patterns
 that need a Latin letter are not tried on a text without one, nor those
-that need an ideograph on a text without one — the same answers, a third of
-the work on a Chinese clause. The builder and the drift checks read through
+that need an ideograph on a text without one, in the alternations and in the
+search for the match — the same answers, a third of the work on a Chinese
+clause. The builder and the drift checks read through
 the same ``Reader``, so a clause read by one is read for the other.
 """
 
@@ -76,25 +77,36 @@ def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
     return _requires(parsed, "latin"), _requires(parsed, "cjk")
 
 
-def _alternations(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
-    """Per category, one alternation for each (text has Latin, text has
-    ideographs) of the patterns such a text can match."""
+def _possible(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], tuple[re.Pattern, ...]]]:
+    """Per category, for each (text has Latin, text has ideographs), the
+    patterns such a text can match, in the vocabulary's order (Chinese
+    first)."""
     out = {}
     for category, by_language in vocabulary.patterns.items():
         patterns = [(p, _needs(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
         out[category] = {
-            (latin, cjk): re.compile("|".join(f"(?:{p.pattern})" for p, (needs_latin, needs_cjk) in patterns
-                                              if (latin or not needs_latin) and (cjk or not needs_cjk)) or r"(?!)",
-                                     re.I)
+            (latin, cjk): tuple(p for p, (needs_latin, needs_cjk) in patterns
+                                if (latin or not needs_latin) and (cjk or not needs_cjk))
             for latin in (False, True) for cjk in (False, True)}
     return out
 
 
-def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str, dict], dict[tuple, object]]:
+def _alternations(vocabulary: v.Vocabulary,
+                  possible: dict | None = None) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
+    """Per category, one alternation for each (text has Latin, text has
+    ideographs) of the patterns such a text can match."""
+    possible = possible if possible is not None else _possible(vocabulary)
+    return {category: {scripts: re.compile("|".join(f"(?:{p.pattern})" for p in patterns) or r"(?!)", re.I)
+                       for scripts, patterns in by_scripts.items()}
+            for category, by_scripts in possible.items()}
+
+
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str, dict], dict[tuple, object], dict]:
     """Each category's alternations, compiled once per vocabulary; per kind
     of reading, the answers already given (text -> answer); per category
-    the texts already tested; and the values remembered by name (kept with
-    the vocabulary itself, so an id reused for another is never confused).
+    the texts already tested; the values remembered by name; and each
+    category's patterns a text of given scripts can match (kept with the
+    vocabulary itself, so an id reused for another is never confused).
 
     Answers are kept per kind in dicts keyed by the text alone: the garbage
     collector walks only the values of a dict whose keys are all strings
@@ -105,9 +117,11 @@ def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str,
     if cached is None or cached[0] is not vocabulary:
         if len(_READINGS) > 64:
             _READINGS.clear()
-        compiled = _alternations(vocabulary)
-        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled}, {})
-    return cached[1], cached[2], cached[3], cached[4]
+        possible = _possible(vocabulary)
+        compiled = _alternations(vocabulary, possible)
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled}, {},
+                                              possible)
+    return cached[1], cached[2], cached[3], cached[4], cached[5]
 
 
 def forget_readings() -> None:
@@ -138,7 +152,7 @@ class Reader:
 
     def __init__(self, vocabulary: v.Vocabulary = v.DEFAULT):
         self.vocabulary = vocabulary
-        self._any, self._memo, self._tested, self._remembered = _reading(vocabulary)
+        self._any, self._memo, self._tested, self._remembered, self._possible = _reading(vocabulary)
 
     def kept(self, kind: str, text: str, compute):
         """``compute()`` remembered as the ``kind`` reading of ``text`` (at most
@@ -186,17 +200,45 @@ class Reader:
                 tested[text] = found
         return found
 
+    def categories(self, text: str, categories: Iterable[str]) -> set[str]:
+        """Those of ``categories`` that ``text`` matches: ``matches`` of each,
+        with the text's scripts read once for all of them (a clause's role
+        asks nine at once)."""
+        out = set()
+        scripts = None
+        for category in categories:
+            tested = self._tested.get(category)
+            if tested is None:
+                continue
+            found = tested.get(text)
+            if found is None:
+                if scripts is None:
+                    scripts = _scripts(text)
+                found = self._any[category][scripts].search(text) is not None
+                if len(text) <= _MEMO_TEXT:
+                    if len(tested) >= _TESTED:
+                        forget_older_half(tested)
+                    tested[text] = found
+            if found:
+                out.add(category)
+        return out
+
     def find(self, category: str, text: str) -> re.Match | None:
         """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
         if not self.matches(category, text):
             return None
-        return self.kept("find " + category, text, lambda: self.vocabulary.find(category, text))
+        return self.kept("find " + category, text, lambda: next(
+            filter(None, map(lambda p: p.search(text), self._possible[category][_scripts(text)])), None))
 
     def find_all(self, category: str, text: str) -> list[re.Match]:
-        """Every match, by position then length (longest first)."""
+        """Every match, by position then length (longest first); only the
+        patterns the text's scripts can match are tried (the others find
+        nothing in it)."""
         if not self.matches(category, text):
             return []
-        return self.kept("find_all " + category, text, lambda: self.vocabulary.find_all(category, text))
+        return self.kept("find_all " + category, text, lambda: sorted(
+            [m for p in self._possible[category][_scripts(text)] for m in p.finditer(text)],
+            key=lambda m: (m.start(), -(m.end() - m.start()))))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:
         """The first match of ``category`` that no negation undoes."""

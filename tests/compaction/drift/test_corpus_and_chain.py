@@ -60,12 +60,26 @@ def test_a_pattern_is_skipped_only_on_texts_it_cannot_match(pattern, needs):
 
 
 def test_script_skipping_gives_the_answers_of_every_pattern():
-    reader = rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
-    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123"]
-    for category, by_language in reader.vocabulary.patterns.items():
-        for text in texts:
+    vocabulary = v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}})
+    reader, fresh = rd.Reader(vocabulary), rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]},
+                                                                           v.QUESTION: {"zh": [r"\?$"]}}))
+    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123",
+             "先别提交了，hold off，算了不要了？", "能不能帮我把申请提交了？", "不同意办理", "我明确同意办理"]
+    for text in texts:
+        for category, by_language in vocabulary.patterns.items():
             plain = any(p.search(text) for ps in by_language.values() for p in ps)
             assert reader.matches(category, text) == plain, (category, text)
+            # the match itself, and every match, are the vocabulary's own
+            found, every = vocabulary.find(category, text), vocabulary.find_all(category, text)
+            assert _span(reader.find(category, text)) == _span(found), (category, text)
+            assert [_span(m) for m in reader.find_all(category, text)] == [_span(m) for m in every], (category, text)
+        # all categories at once, read afresh, are those it matches one by one
+        assert fresh.categories(text, [*vocabulary.patterns, "no such category"]) == {
+            c for c in vocabulary.patterns if reader.matches(c, text)}
+
+
+def _span(match):
+    return (match.re.pattern, match.span()) if match is not None else None
 
 
 def test_remembered_values_are_kept_per_kind_up_to_a_limit():
