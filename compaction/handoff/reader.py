@@ -230,15 +230,19 @@ class Reader:
         return self.kept("find " + category, text, lambda: next(
             filter(None, map(lambda p: p.search(text), self._possible[category][_scripts(text)])), None))
 
-    def find_all(self, category: str, text: str) -> list[re.Match]:
+    def find_all(self, category: str, text: str, *, keep: bool = True) -> list[re.Match]:
         """Every match, by position then length (longest first); only the
         patterns the text's scripts can match are tried (the others find
-        nothing in it)."""
+        nothing in it). Kept per text unless ``keep`` is false."""
         if not self.matches(category, text):
             return []
-        return self.kept("find_all " + category, text, lambda: sorted(
-            [m for p in self._possible[category][_scripts(text)] for m in p.finditer(text)],
-            key=lambda m: (m.start(), -(m.end() - m.start()))))
+        if not keep:
+            return self._find_all(category, text)
+        return self.kept("find_all " + category, text, lambda: self._find_all(category, text))
+
+    def _find_all(self, category: str, text: str) -> list[re.Match]:
+        return sorted([m for p in self._possible[category][_scripts(text)] for m in p.finditer(text)],
+                      key=lambda m: (m.start(), -(m.end() - m.start())))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:
         """The first match of ``category`` that no negation undoes."""
@@ -247,9 +251,10 @@ class Reader:
                 return match
         return None
 
-    def without(self, text: str, categories: Iterable[str]) -> str:
-        """``text`` with every match of ``categories`` blanked out."""
-        spans = sorted(m.span() for c in categories for m in self.find_all(c, text))
+    def without(self, text: str, categories: Iterable[str], *, keep: bool = True) -> str:
+        """``text`` with every match of ``categories`` blanked out (the matches
+        kept per text unless ``keep`` is false)."""
+        spans = sorted(m.span() for c in categories for m in self.find_all(c, text, keep=keep))
         if not spans:
             return text
         out, at = [], 0
@@ -264,6 +269,10 @@ class Reader:
     def matter_terms(self, text: str) -> frozenset[str]:
         """Key terms without the consent, hold, abandonment and question
         phrases themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？"
-        names AirPods and Max, not 多少."""
-        return self.kept("matter_terms", text,
-                         lambda: key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION))))
+        names AirPods and Max, not 多少. Read each time it is asked, nothing
+        kept: the drift checks ask it once per user message, whose reading
+        keeps the answer as long as its chain is remembered
+        (``drift.reading.UserReading.own_terms``); kept here as well, each
+        set and the matches it was read from were objects every full garbage
+        collection walked, for a message never asked again (issue 14)."""
+        return key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION), keep=False))

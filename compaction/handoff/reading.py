@@ -83,7 +83,14 @@ class read_once:
     """A property computed on first use and kept in the instance (what
     ``functools.cached_property`` does, without the lock Python 3.11 takes
     on every first use: readings are built and read by one thread, and a
-    check reads a few thousand of them per generation)."""
+    check reads a few thousand of them per generation).
+
+    The value is set as an attribute (``object.__setattr__``, so a frozen
+    dataclass takes it too), not written into ``instance.__dict__``: asking
+    for ``__dict__`` makes CPython build a dictionary object for the
+    instance, where attributes set otherwise stay in the instance's own
+    values. A chain's 900 user readings kept 900 such dictionaries, each
+    another object every full garbage collection walks (issue 14)."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -96,8 +103,36 @@ class read_once:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        value = instance.__dict__[self.name] = self.fn(instance)
+        value = self.fn(instance)
+        object.__setattr__(instance, self.name, value)
         return value
+
+
+def attributes_known(*set_by_init: str):
+    """A class decorator: the attributes the class's instances are given —
+    ``set_by_init`` (a dataclass's fields are found alone) and every
+    ``read_once`` reading — set once on a probe instance as the class is
+    made, so CPython knows them all before the first instance exists.
+
+    CPython 3.11 keeps an instance's attributes in the instance itself,
+    without a dictionary object, while their names are among those its
+    class has seen; the room for names it has not seen shrinks with every
+    instance made, so a reading first computed after a few hundred
+    instances exist (a chain's user messages are read one reading at a
+    time) gave every instance a dictionary object — each another object a
+    full garbage collection walks (issue 14). The answers are the same
+    either way."""
+
+    def learn(cls):
+        fields = list(getattr(cls, "__dataclass_fields__", {}))
+        readings = [name for klass in reversed(cls.__mro__) for name, attr in vars(klass).items()
+                    if isinstance(attr, read_once)]
+        probe = object.__new__(cls)
+        for name in unique(fields, set_by_init, readings):
+            object.__setattr__(probe, name, None)
+        return cls
+
+    return learn
 
 
 _MEMOS: list[dict] = []  # every ``memoised`` function's memo, for ``forget_memos``
