@@ -155,13 +155,13 @@ def memoised(fn=None, *, limit: int = _MEMO):
 
     @wraps(fn)
     def read(text: str):
-        if len(text) > _MEMO_TEXT:
-            return fn(text)
-        found = memo.get(text)
+        found = memo.get(text)  # a long text is never there: one lookup, then its length on a miss
         if found is None:
-            if len(memo) >= limit:
-                forget_older_half(memo)
-            found = memo[text] = fn(text)
+            found = fn(text)
+            if len(text) <= _MEMO_TEXT:
+                if len(memo) >= limit:
+                    forget_older_half(memo)
+                memo[text] = found
         return found
 
     return read
@@ -176,7 +176,10 @@ EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
 
 @memoised
 def normalise(text: str) -> str:
-    """Whitespace normalisation (SPEC §8)."""
+    """Whitespace normalisation (SPEC §8). A text without whitespace is its
+    own normal form (found by one search instead of two substitutions)."""
+    if not _WS.search(text):
+        return text
     return _SPACE_BY_WIDE.sub("", _WS.sub(" ", text).strip())
 
 

@@ -79,6 +79,8 @@ def same_date(a: DateKey, b: DateKey) -> bool:
 
 def clock_times(text: str) -> list[tuple[str, str]]:
     """Each clock time of ``text``: (as written, its key ``H:MM``)."""
+    if ":" not in text and "：" not in text:  # every clock time has its colon
+        return []
     return [(f"{h}:{m}", f"{int(h)}:{m}") for h, m in CLOCK_TIME.findall(text)]
 
 

@@ -181,3 +181,16 @@ def test_a_date_is_read_in_any_decimal_digits_and_never_without_one():
     assert values.dates("８月３１日签收") == (("８月３１日", (None, 8, 31)),)  # full-width digits are digits
     assert values.dates("Aug 31 and 2026-08-31") == (("2026-08-31", (2026, 8, 31)), ("Aug 31", (None, 8, 31)))
     assert values.dates("八月三十一日签收") == () and values.dates("August the last") == ()
+
+
+@pytest.mark.parametrize("text", ["算了，申请还是先别提交", "", "a\u3000b", "\u00a0先别", "x\u2028y", "hold  on ", "１２:３０"])
+def test_normalisation_of_a_text_with_or_without_whitespace_is_the_rule(text):
+    assert r.normalise.__wrapped__(text) == re.sub(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ", "",
+                                                   re.sub(r"\s+", " ", text).strip())
+
+
+def test_a_clock_time_needs_its_colon():
+    from compaction.handoff import values
+
+    assert values.clock_times("下午3:30或者15：45") == [("3:30", "3:30"), ("15:45", "15:45")]
+    assert values.clock_times("下午3点30分") == []
