@@ -37,9 +37,10 @@ from .reading import ChainMessage, UserReading
 # after another (the engine writes them in order; ``check_drift`` recomputes
 # a conversation's in order), so the last two chains cover a worker that
 # checks one conversation while another's generation comes in. Each holds
-# every message of its chain, read — some 3,700 objects for 900 user
-# messages, 4 ms of every full garbage collection (issue 14) — so eight
-# kept mostly chains that would never be asked for again.
+# every message of its chain, read — some 2,800 objects for 900 user
+# messages (a reading, its message, its key terms), 2 to 4 ms of every full
+# garbage collection (issue 14) — so eight kept mostly chains that would
+# never be asked for again.
 _KEEP = 2
 
 

@@ -5,13 +5,14 @@ vocabularies … live in one place, documented, extensible per scope";
 Pure. ``Reader`` answers "does this text say something of this category?"
 with one search of the category's patterns joined into one alternation,
 looks for the match itself (the vocabulary's patterns in its order) only
-when that search found something, and keeps every answer per text (one note reads the same clauses
-many times, and the next generation reads the same chain again). Patterns
-that need a Latin letter are not tried on a text without one, nor those
-that need an ideograph on a text without one, in the alternations and in the
-search for the match — the same answers, a third of the work on a Chinese
-clause. The builder and the drift checks read through
-the same ``Reader``, so a clause read by one is read for the other.
+when that search found something, and keeps every answer per text (one
+note reads the same clauses many times, and the next generation reads the
+same chain again). Patterns that need a Latin letter are not tried on a
+text without one, nor those that need an ideograph on a text without one,
+in the alternations and in the search for the match — the same answers, a
+third of the work on a Chinese clause. The builder and the drift checks
+read through the same ``Reader``, so a clause read by one is read for the
+other.
 """
 
 from __future__ import annotations
