@@ -33,16 +33,21 @@ from compaction.handoff.reading import key_terms, normalise, numbers
 from .corpus import Corpus
 from .reading import ChainMessage, UserReading
 
-# Chains remembered per vocabulary: enough for a worker that interleaves a
-# few conversations' generations; each holds every message of its chain,
-# read, and is walked by every full garbage collection (issue 14).
-_KEEP = 8
+# Chains remembered per vocabulary. A chain's generations are checked one
+# after another (the engine writes them in order; ``check_drift`` recomputes
+# a conversation's in order), so the last two chains cover a worker that
+# checks one conversation while another's generation comes in. Each holds
+# every message of its chain, read — some 2,800 objects for 900 user
+# messages (a reading, its message, its key terms), 2 to 4 ms of every full
+# garbage collection (issue 14) — so eight kept mostly chains that would
+# never be asked for again.
+_KEEP = 2
 
 
 class ChainIndex:
     """The index of one chain's settled messages (see the module doc)."""
 
-    def __init__(self, users: list[UserReading], tools: list[ToolResult], keys: tuple[list, list, list],
+    def __init__(self, users: list[UserReading], tools: list[ToolResult], keys: tuple[tuple, tuple, tuple],
                  base: "ChainIndex | None" = None):
         # The assistant answers are read from their keys, (id, pair, text):
         # tuples of strings and numbers, which the collector stops walking,
@@ -179,9 +184,9 @@ def chain_index(reader: Reader, users: list[UserReading], assistants: list[Chain
                 tools: list[ToolResult]) -> ChainIndex:
     """The index of a chain, built from the last index of the same chain
     when this chain extends it (see the module doc)."""
-    keys = ([(u.message.id, u.message.pair_index, u.message.text) for u in users],
-            [(m.id, m.pair_index, m.text) for m in assistants],
-            [(r.message_id, r.pair_index, r.text, r.arguments, r.ok) for r in tools])
+    keys = (tuple((u.message.id, u.message.pair_index, u.message.text) for u in users),
+            tuple((m.id, m.pair_index, m.text) for m in assistants),
+            tuple((r.message_id, r.pair_index, r.text, r.arguments, r.ok) for r in tools))
     name = _name(keys[0][0][0] if keys[0] else None)
     remembered = reader.remembered(name)
     base = None

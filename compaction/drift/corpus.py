@@ -11,7 +11,9 @@ corpus remembers its answers — whether words are held, which texts hold
 them, which text is closest — with how many texts they were found over,
 and an extended corpus starts from a copy of them: asked again, it searches
 only the texts added since (``str.find`` from their start). The answers are
-the same as a search of every text; only the work differs.
+the same as a search of every text; only the work differs. The texts, their
+offsets and the answers are tuples of strings and numbers, which the garbage
+collector stops walking once it has seen them (issue 14).
 """
 
 from __future__ import annotations
@@ -22,19 +24,25 @@ _JOIN = "\x00"
 _REMEMBER = 8192  # answers kept per kind; a full memo starts again empty
 
 
+def _starts(at: int, texts) -> tuple[int, ...]:
+    """Where each of ``texts`` starts when joined from offset ``at`` on."""
+    out = []
+    for text in texts:
+        out.append(at)
+        at += len(text) + 1
+    return tuple(out)
+
+
 class Corpus:
     """Normalised texts, in chain order, searchable as one string."""
 
     def __init__(self, texts: list[str]):
-        self.texts = texts
+        self.texts = tuple(texts)
         self.joined = _JOIN.join(texts)
-        self.starts, at = [], 0
-        for text in texts:
-            self.starts.append(at)
-            at += len(text) + 1
+        self.starts = _starts(0, texts)
         # words -> (texts searched, answer): see the module doc.
         self._held: dict[str, tuple[int, bool]] = {}
-        self._holding: dict[str, tuple[int, list[int]]] = {}
+        self._holding: dict[str, tuple[int, tuple[int, ...]]] = {}
         self._closest: dict[str, tuple[int, int | None, int]] = {}
 
     def extended(self, texts: list[str]) -> "Corpus":
@@ -42,14 +50,10 @@ class Corpus:
         if not texts:
             return self
         out = Corpus.__new__(Corpus)
-        out.texts = self.texts + texts
+        out.texts = self.texts + tuple(texts)
         tail = _JOIN.join(texts)
         out.joined = self.joined + _JOIN + tail if self.texts else tail
-        at = len(self.joined) + 1 if self.texts else 0
-        out.starts = list(self.starts)
-        for text in texts:
-            out.starts.append(at)
-            at += len(text) + 1
+        out.starts = self.starts + _starts(len(self.joined) + 1 if self.texts else 0, texts)
         out._held, out._holding, out._closest = dict(self._held), dict(self._holding), dict(self._closest)
         return out
 
@@ -81,13 +85,13 @@ class Corpus:
         known = self._holding.get(words)
         if known is not None and known[0] == n:
             return list(known[1])
-        out = known[1] + self._holding_from(words, known[0]) if known is not None else self._holding_from(words, 0)
+        out = (known[1] if known is not None else ()) + self._holding_from(words, known[0] if known is not None else 0)
         if len(self._holding) >= _REMEMBER:
             self._holding = {}
         self._holding[words] = (n, out)
         return list(out)
 
-    def _holding_from(self, words: str, first: int) -> list[int]:
+    def _holding_from(self, words: str, first: int) -> tuple[int, ...]:
         """The indices from ``first`` on of the texts that hold ``words``."""
         out: list[int] = []
         pos = self.joined.find(words, self._offset(first))
@@ -99,7 +103,7 @@ class Corpus:
             else:
                 following = pos + 1  # the hit spans a joiner: not within one text
             pos = self.joined.find(words, following)
-        return out
+        return tuple(out)
 
     def closest(self, words: str) -> int | None:
         """The index of the text sharing the longest run of characters with

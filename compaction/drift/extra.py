@@ -122,4 +122,4 @@ def _asks(d: DriftInput, text: str) -> tuple[frozenset[str], ...]:
                 found.append(key_terms(clause[match.start():]))
         return tuple(found)
 
-    return d.vocabulary.kept(("assistant asks", text), text, read)
+    return d.vocabulary.kept("assistant asks", text, read)

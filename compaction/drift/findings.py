@@ -63,9 +63,13 @@ class Finding:
                 "message_ids": list(self.message_ids), "detail": self.detail, "subject": self.subject}
 
     def sort_key(self) -> tuple:
-        section = notes.SECTIONS.index(self.section) if self.section in notes.SECTIONS else len(notes.SECTIONS)
-        return (self.line if self.line is not None else 10**9, section, list(CODES).index(self.code),
-                self.subject, self.message_ids)
+        return (self.line if self.line is not None else 10**9, _SECTION_ORDER.get(self.section, len(_SECTION_ORDER)),
+                _CODE_ORDER[self.code], self.subject, self.message_ids)
+
+
+# Where a section and a code sort: the note's order of sections, SPEC §8's of codes.
+_SECTION_ORDER = {section: i for i, section in enumerate(notes.SECTIONS)}
+_CODE_ORDER = {code: i for i, code in enumerate(CODES)}
 
 
 def finding(code: str, *, section: str | None, line: int | None, message_ids: Iterable[str], detail: str,

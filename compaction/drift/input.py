@@ -38,10 +38,9 @@ class DriftInput:
     def __init__(self, *, note: str, parent: str | None, material: Material, chain: ChainHistory,
                  vocabulary: v.Vocabulary):
         self.text = notes.extract_summary(note)
-        self.note, self.lines, self.headings = _read_note(self.text)
+        self.lines, self.headings = _read_note(self.text)
         self.parent_text = notes.extract_summary(parent) if parent is not None else None
-        self.parent, self.parent_lines = (_read_note(self.parent_text)[:2] if self.parent_text is not None
-                                          else (None, []))
+        self.parent_lines = _read_note(self.parent_text)[0] if self.parent_text is not None else []
         self.material = material
         self.vocabulary = Reader(vocabulary)
         users = {m.id: m for m in chain.user_messages}
@@ -59,6 +58,15 @@ class DriftInput:
         self.material_user_ids = {p.user_id for p in material.pairs}
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
+
+    @read_once
+    def note(self) -> notes.Note:
+        """The note parsed (its lines are read once, as ``lines``)."""
+        return notes.parse(self.text)
+
+    @read_once
+    def parent(self) -> notes.Note | None:
+        return notes.parse(self.parent_text) if self.parent_text is not None else None
 
     # -- what the user said
 
@@ -262,7 +270,7 @@ class DriftInput:
         ``constraint``, not a question, not an abandonment."""
         out = []
         for clause in clauses(text):
-            read = self.vocabulary.kept(("condition", clause), clause, lambda: self._condition(clause))
+            read = self.vocabulary.kept("condition", clause, lambda: self._condition(clause))
             if read is not None:
                 out.append(replace(read, message_id=message_id, order=order, section=section))
         return out
@@ -296,11 +304,13 @@ class DriftInput:
 
 _order = attrgetter("order")
 
-# The last notes read (text -> note, its line readings, its heading lines):
-# a generation's note is the next one's parent, read once for both. The
-# readings depend on the note's text alone and are never changed.
+# The last notes read (text -> its line readings, its heading lines): a
+# generation's note is the next one's parent, read once for both (the note,
+# its parent and one more; each some 400 objects a full garbage collection
+# walks, issue 14: the parsed note itself is not kept). The readings depend
+# on the note's text alone and are never changed.
 _NOTES: dict[str, tuple] = {}
-_NOTES_KEPT = 8
+_NOTES_KEPT = 3
 
 
 def forget_readings() -> None:
@@ -314,8 +324,7 @@ def forget_readings() -> None:
 def _read_note(text: str) -> tuple:
     found = _NOTES.get(text)
     if found is None:
-        note = notes.parse(text)
-        found = (note, read_lines(note), notes.heading_lines(text))
+        found = (read_lines(notes.parse(text)), notes.heading_lines(text))
         while len(_NOTES) >= _NOTES_KEPT:
             _NOTES.pop(next(iter(_NOTES)), None)
         _NOTES[text] = found

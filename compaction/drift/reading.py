@@ -29,7 +29,7 @@ from compaction.handoff.material import Material, ToolResult
 from compaction.handoff import clauses as cl
 from compaction.handoff.clauses import classify, cut as clauses
 from compaction.handoff.reader import Reader
-from compaction.handoff.reading import Holding, Phrase, key_terms, negated, normalise, read_once
+from compaction.handoff.reading import Holding, Phrase, attributes_known, key_terms, negated, normalise, read_once
 
 ELLIPSIS = re.compile(r"……|…|\.{3,}")
 
@@ -69,6 +69,7 @@ class ChainHistory:
         return cls(tuple(users), tuple(assistants), tuple(tools))
 
 
+@attributes_known()
 @dataclass
 class UserReading:
     """A user message read once: its kinds of clauses and its key terms."""
@@ -158,13 +159,16 @@ class UserReading:
         return tuple(clause for clause, question in zip(self.clauses, self.questions) if not question)
 
 
+@attributes_known("held", "section", "number", "text", "own", "quotes")
 class LineReading(Holding):
     """A note line read once: its own words, its quotes, and what ``keeps``
     compares (the own words and quotes together: normalised, key terms,
     numbers)."""
 
     def __init__(self, section: str, number: int, text: str, own: str, quotes: tuple[str, ...]):
-        super().__init__(own + " " + " ".join(quotes))
+        # Without a quote a line holds its own words alone: the same text as
+        # ``own``, whose key terms a checker reads too (one reading for both).
+        super().__init__(own + " " + " ".join(quotes) if quotes else own)
         self.section = section
         self.number = number
         self.text = text

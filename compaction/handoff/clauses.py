@@ -217,8 +217,10 @@ def is_question(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> boo
     """Whether a clause's role is ``question`` — what ``classify`` decides
     first, read without the other categories."""
     vocabulary = reader(vocabulary)
-    kinds = {c for c in (v.QUESTION, v.DIRECT_REQUEST) if vocabulary.matches(c, text)}
-    return _is_question(vocabulary, text, kinds)
+    return _is_question(vocabulary, text, vocabulary.categories(text, _QUESTION_CATEGORIES))
+
+
+_QUESTION_CATEGORIES = (v.QUESTION, v.DIRECT_REQUEST)
 
 
 def _is_question(vocabulary: Reader, text: str, kinds: set[str]) -> bool:
@@ -241,7 +243,7 @@ def classify(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> tuple[
     of a question sentence. Remembered per text: the builder and the drift
     checks read the same clauses."""
     vocabulary = reader(vocabulary)
-    return vocabulary.kept(("classify", text), text, lambda: _classify(text, vocabulary))
+    return vocabulary.kept("classify", text, lambda: _classify(text, vocabulary))
 
 
 # Each answer (a role and the set of categories matched) once: there are a
@@ -256,7 +258,7 @@ def _classify(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
 
 
 def _role(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
-    kinds = {c for c in _ROLE_CATEGORIES if vocabulary.matches(c, text)}
+    kinds = vocabulary.categories(text, _ROLE_CATEGORIES)
     consent, negated_consent = _consent(vocabulary, text)
     if not consent:
         kinds.discard(v.CONSENT)

@@ -216,8 +216,19 @@ def quote_suffix(fragments: list[str], *, language: str) -> str:
 
 
 def is_hold(text: str) -> bool:
-    return text.startswith(HOLD_PREFIX[ZH]) or text.lower().startswith(HOLD_PREFIX[EN].lower())
+    return text.startswith(HOLD_PREFIX[ZH]) or _starts_lower(text, _HOLD_EN)
 
 
 def is_abandoned(text: str) -> bool:
-    return text.startswith(ABANDONED_PREFIX[ZH]) or text.lower().startswith(ABANDONED_PREFIX[EN].lower())
+    return text.startswith(ABANDONED_PREFIX[ZH]) or _starts_lower(text, _ABANDONED_EN)
+
+
+_HOLD_EN, _ABANDONED_EN = HOLD_PREFIX[EN].lower(), ABANDONED_PREFIX[EN].lower()
+
+
+def _starts_lower(text: str, prefix: str) -> bool:
+    """``text.lower().startswith(prefix)`` for the markers' lower-case ASCII
+    prefixes, lowering only as many characters as the prefix has: every
+    character lowers to one character (K, the Kelvin sign, to k) but İ, to
+    an i and a combining dot, and neither marker holds an i."""
+    return text[:len(prefix)].lower() == prefix

@@ -4,13 +4,15 @@ vocabularies … live in one place, documented, extensible per scope";
 
 Pure. ``Reader`` answers "does this text say something of this category?"
 with one search of the category's patterns joined into one alternation,
-asks the vocabulary for the match itself only when that search found
-something, and keeps every answer per text (one note reads the same clauses
-many times, and the next generation reads the same chain again). Patterns
-that need a Latin letter are not tried on a text without one, nor those
-that need an ideograph on a text without one — the same answers, a third of
-the work on a Chinese clause. The builder and the drift checks read through
-the same ``Reader``, so a clause read by one is read for the other.
+looks for the match itself (the vocabulary's patterns in its order) only
+when that search found something, and keeps every answer per text (one
+note reads the same clauses many times, and the next generation reads the
+same chain again). Patterns that need a Latin letter are not tried on a
+text without one, nor those that need an ideograph on a text without one,
+in the alternations and in the search for the match — the same answers, a
+third of the work on a Chinese clause. The builder and the drift checks
+read through the same ``Reader``, so a clause read by one is read for the
+other.
 """
 
 from __future__ import annotations
@@ -76,34 +78,51 @@ def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
     return _requires(parsed, "latin"), _requires(parsed, "cjk")
 
 
-def _alternations(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
-    """Per category, one alternation for each (text has Latin, text has
-    ideographs) of the patterns such a text can match."""
+def _possible(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], tuple[re.Pattern, ...]]]:
+    """Per category, for each (text has Latin, text has ideographs), the
+    patterns such a text can match, in the vocabulary's order (Chinese
+    first)."""
     out = {}
     for category, by_language in vocabulary.patterns.items():
         patterns = [(p, _needs(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
         out[category] = {
-            (latin, cjk): re.compile("|".join(f"(?:{p.pattern})" for p, (needs_latin, needs_cjk) in patterns
-                                              if (latin or not needs_latin) and (cjk or not needs_cjk)) or r"(?!)",
-                                     re.I)
+            (latin, cjk): tuple(p for p, (needs_latin, needs_cjk) in patterns
+                                if (latin or not needs_latin) and (cjk or not needs_cjk))
             for latin in (False, True) for cjk in (False, True)}
     return out
 
 
-def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[tuple, object], dict[str, dict]]:
-    """Each category's alternations, compiled once per vocabulary, the
-    answers already given for it, and per category the texts already tested
-    (kept with the vocabulary itself, so an id reused for another is never
-    confused)."""
+def _alternations(vocabulary: v.Vocabulary,
+                  possible: dict | None = None) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
+    """Per category, one alternation for each (text has Latin, text has
+    ideographs) of the patterns such a text can match."""
+    possible = possible if possible is not None else _possible(vocabulary)
+    return {category: {scripts: re.compile("|".join(f"(?:{p.pattern})" for p in patterns) or r"(?!)", re.I)
+                       for scripts, patterns in by_scripts.items()}
+            for category, by_scripts in possible.items()}
+
+
+def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str, dict], dict[tuple, object], dict]:
+    """Each category's alternations, compiled once per vocabulary; per kind
+    of reading, the answers already given (text -> answer); per category
+    the texts already tested; the values remembered by name; and each
+    category's patterns a text of given scripts can match (kept with the
+    vocabulary itself, so an id reused for another is never confused).
+
+    Answers are kept per kind in dicts keyed by the text alone: the garbage
+    collector walks only the values of a dict whose keys are all strings
+    (not its keys), and none of a dict whose values hold no container (a
+    yes/no, None, a shared answer) — each full collection walked every
+    (kind, text) key of one mixed memo (issue 14)."""
     cached = _READINGS.get(id(vocabulary))
     if cached is None or cached[0] is not vocabulary:
         if len(_READINGS) > 64:
             _READINGS.clear()
-        compiled = _alternations(vocabulary)
-        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled})
-    if len(cached[2]) > 4 * _MEMO:
-        forget_older_half(cached[2])
-    return cached[1], cached[2], cached[3]
+        possible = _possible(vocabulary)
+        compiled = _alternations(vocabulary, possible)
+        cached = _READINGS[id(vocabulary)] = (vocabulary, compiled, {}, {category: {} for category in compiled}, {},
+                                              possible)
+    return cached[1], cached[2], cached[3], cached[4], cached[5]
 
 
 def forget_readings() -> None:
@@ -114,9 +133,15 @@ def forget_readings() -> None:
     forget_memos()
 
 
+# The four answers of ``_scripts``, made once: its memo then holds only
+# strings and these, and a dict holding no new container is one the garbage
+# collector never walks (issue 14).
+_SCRIPTS = {(latin, cjk): (latin, cjk) for latin in (False, True) for cjk in (False, True)}
+
+
 @memoised
 def _scripts(text: str) -> tuple[bool, bool]:
-    return bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))
+    return _SCRIPTS[bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))]
 
 
 class Reader:
@@ -128,36 +153,40 @@ class Reader:
 
     def __init__(self, vocabulary: v.Vocabulary = v.DEFAULT):
         self.vocabulary = vocabulary
-        self._any, self._memo, self._tested = _reading(vocabulary)
+        self._any, self._memo, self._tested, self._remembered, self._possible = _reading(vocabulary)
 
-    def kept(self, key: tuple, text: str, compute):
-        """``compute()`` remembered under ``key`` (for readings of ``text``)."""
+    def kept(self, kind: str, text: str, compute):
+        """``compute()`` remembered as the ``kind`` reading of ``text`` (at most
+        ``_MEMO`` texts per kind; a full kind forgets its older half)."""
         if len(text) > _MEMO_TEXT:
             return compute()
-        found = self._memo.get(key, _MISSING)  # one lookup: another reading may clear the memo meanwhile
+        memo = self._memo.get(kind)
+        if memo is None:
+            memo = self._memo[kind] = {}
+        found = memo.get(text, _MISSING)  # one lookup: another reading may clear the memo meanwhile
         if found is _MISSING:
-            found = self._memo[key] = compute()
+            if len(memo) >= _MEMO:
+                forget_older_half(memo)
+            found = memo[text] = compute()
         return found
 
     def remembered(self, key: tuple):
         """What ``remember`` kept under ``key``, or None."""
-        return self._memo.get(key)
+        return self._remembered.get(key)
 
     def remember(self, key: tuple, value, *, limit: int) -> None:
         """Keep ``value`` under ``key`` (at most ``limit`` such values per
-        first key element; the oldest goes)."""
+        first key element; the oldest goes). Kept apart from the readings,
+        so forgetting readings never forgets these, nor lets them outlive
+        ``limit``."""
         kind = key[0]
-        # The list of names goes to the memo's newest end each time, so that
-        # a memo forgetting its older half never forgets the list while the
-        # values it bounds stay (they would outlive ``limit``).
-        names = self._memo.pop((kind, "names"), [])
-        self._memo[(kind, "names")] = names
+        names = self._remembered.setdefault((kind, "names"), [])
         if key in names:
             names.remove(key)
         names.append(key)
         while len(names) > limit:
-            self._memo.pop(names.pop(0), None)
-        self._memo[key] = value
+            self._remembered.pop(names.pop(0), None)
+        self._remembered[key] = value
 
     def matches(self, category: str, text: str) -> bool:
         tested = self._tested.get(category)
@@ -172,17 +201,49 @@ class Reader:
                 tested[text] = found
         return found
 
+    def categories(self, text: str, categories: Iterable[str]) -> set[str]:
+        """Those of ``categories`` that ``text`` matches: ``matches`` of each,
+        with the text's scripts read once for all of them (a clause's role
+        asks nine at once)."""
+        out = set()
+        scripts = None
+        for category in categories:
+            tested = self._tested.get(category)
+            if tested is None:
+                continue
+            found = tested.get(text)
+            if found is None:
+                if scripts is None:
+                    scripts = _scripts(text)
+                found = self._any[category][scripts].search(text) is not None
+                if len(text) <= _MEMO_TEXT:
+                    if len(tested) >= _TESTED:
+                        forget_older_half(tested)
+                    tested[text] = found
+            if found:
+                out.add(category)
+        return out
+
     def find(self, category: str, text: str) -> re.Match | None:
         """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
         if not self.matches(category, text):
             return None
-        return self.kept(("find", category, text), text, lambda: self.vocabulary.find(category, text))
+        return self.kept("find " + category, text, lambda: next(
+            filter(None, map(lambda p: p.search(text), self._possible[category][_scripts(text)])), None))
 
-    def find_all(self, category: str, text: str) -> list[re.Match]:
-        """Every match, by position then length (longest first)."""
+    def find_all(self, category: str, text: str, *, keep: bool = True) -> list[re.Match]:
+        """Every match, by position then length (longest first); only the
+        patterns the text's scripts can match are tried (the others find
+        nothing in it). Kept per text unless ``keep`` is false."""
         if not self.matches(category, text):
             return []
-        return self.kept(("find_all", category, text), text, lambda: self.vocabulary.find_all(category, text))
+        if not keep:
+            return self._find_all(category, text)
+        return self.kept("find_all " + category, text, lambda: self._find_all(category, text))
+
+    def _find_all(self, category: str, text: str) -> list[re.Match]:
+        return sorted([m for p in self._possible[category][_scripts(text)] for m in p.finditer(text)],
+                      key=lambda m: (m.start(), -(m.end() - m.start())))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:
         """The first match of ``category`` that no negation undoes."""
@@ -191,9 +252,10 @@ class Reader:
                 return match
         return None
 
-    def without(self, text: str, categories: Iterable[str]) -> str:
-        """``text`` with every match of ``categories`` blanked out."""
-        spans = sorted(m.span() for c in categories for m in self.find_all(c, text))
+    def without(self, text: str, categories: Iterable[str], *, keep: bool = True) -> str:
+        """``text`` with every match of ``categories`` blanked out (the matches
+        kept per text unless ``keep`` is false)."""
+        spans = sorted(m.span() for c in categories for m in self.find_all(c, text, keep=keep))
         if not spans:
             return text
         out, at = [], 0
@@ -208,6 +270,10 @@ class Reader:
     def matter_terms(self, text: str) -> frozenset[str]:
         """Key terms without the consent, hold, abandonment and question
         phrases themselves: "先别提交了" names 提交, "AirPods Max现在多少钱？"
-        names AirPods and Max, not 多少."""
-        return self.kept(("matter_terms", text), text,
-                         lambda: key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION))))
+        names AirPods and Max, not 多少. Read each time it is asked, nothing
+        kept: the drift checks ask it once per user message, whose reading
+        keeps the answer as long as its chain is remembered
+        (``drift.reading.UserReading.own_terms``); kept here as well, each
+        set and the matches it was read from were objects every full garbage
+        collection walked, for a message never asked again (issue 14)."""
+        return key_terms(self.without(text, (v.CONSENT, v.HOLD, v.ABANDON, v.QUESTION), keep=False))

@@ -62,6 +62,12 @@ NEW_MATTER_WORTH = 3
 # collector walks on every full collection (issue 14), so a memo four times
 # larger only made the slow tail longer.
 _MEMO = 1 << 14
+# Key terms are sets, the objects a full collection costs most (a set is
+# some 200 bytes the collector reads three times; a string or a tuple of
+# strings it skips): their memo keeps the last few generations' texts only.
+# ``numbers`` is not remembered at all: most texts hold none, a search costs
+# less than a lookup's share of the collections, and few texts were asked twice.
+_TERMS_MEMO = 1 << 12
 _MEMO_TEXT = 4096
 
 
@@ -77,7 +83,14 @@ class read_once:
     """A property computed on first use and kept in the instance (what
     ``functools.cached_property`` does, without the lock Python 3.11 takes
     on every first use: readings are built and read by one thread, and a
-    check reads a few thousand of them per generation)."""
+    check reads a few thousand of them per generation).
+
+    The value is set as an attribute (``object.__setattr__``, so a frozen
+    dataclass takes it too), not written into ``instance.__dict__``: asking
+    for ``__dict__`` makes CPython build a dictionary object for the
+    instance, where attributes set otherwise stay in the instance's own
+    values. A chain's 900 user readings kept 900 such dictionaries, each
+    another object every full garbage collection walks (issue 14)."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -90,8 +103,36 @@ class read_once:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        value = instance.__dict__[self.name] = self.fn(instance)
+        value = self.fn(instance)
+        object.__setattr__(instance, self.name, value)
         return value
+
+
+def attributes_known(*set_by_init: str):
+    """A class decorator: the attributes the class's instances are given —
+    ``set_by_init`` (a dataclass's fields are found alone) and every
+    ``read_once`` reading — set once on a probe instance as the class is
+    made, so CPython knows them all before the first instance exists.
+
+    CPython 3.11 keeps an instance's attributes in the instance itself,
+    without a dictionary object, while their names are among those its
+    class has seen; the room for names it has not seen shrinks with every
+    instance made, so a reading first computed after a few hundred
+    instances exist (a chain's user messages are read one reading at a
+    time) gave every instance a dictionary object — each another object a
+    full garbage collection walks (issue 14). The answers are the same
+    either way."""
+
+    def learn(cls):
+        fields = list(getattr(cls, "__dataclass_fields__", {}))
+        readings = [name for klass in reversed(cls.__mro__) for name, attr in vars(klass).items()
+                    if isinstance(attr, read_once)]
+        probe = object.__new__(cls)
+        for name in unique(fields, set_by_init, readings):
+            object.__setattr__(probe, name, None)
+        return cls
+
+    return learn
 
 
 _MEMOS: list[dict] = []  # every ``memoised`` function's memo, for ``forget_memos``
@@ -104,20 +145,23 @@ def forget_memos() -> None:
         memo.clear()
 
 
-def memoised(fn):
-    """``fn(text)`` remembered per text (see the module doc)."""
+def memoised(fn=None, *, limit: int = _MEMO):
+    """``fn(text)`` remembered per text, at most ``limit`` texts (see the
+    module doc); ``@memoised`` or ``@memoised(limit=…)``."""
+    if fn is None:
+        return lambda fn: memoised(fn, limit=limit)
     memo: dict[str, object] = {}
     _MEMOS.append(memo)
 
     @wraps(fn)
     def read(text: str):
-        if len(text) > _MEMO_TEXT:
-            return fn(text)
-        found = memo.get(text)
+        found = memo.get(text)  # a long text is never there: one lookup, then its length on a miss
         if found is None:
-            if len(memo) >= _MEMO:
-                forget_older_half(memo)
-            found = memo[text] = fn(text)
+            found = fn(text)
+            if len(text) <= _MEMO_TEXT:
+                if len(memo) >= limit:
+                    forget_older_half(memo)
+                memo[text] = found
         return found
 
     return read
@@ -132,7 +176,10 @@ EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
 
 @memoised
 def normalise(text: str) -> str:
-    """Whitespace normalisation (SPEC §8)."""
+    """Whitespace normalisation (SPEC §8). A text without whitespace is its
+    own normal form (found by one search instead of two substitutions)."""
+    if not _WS.search(text):
+        return text
     return _SPACE_BY_WIDE.sub("", _WS.sub(" ", text).strip())
 
 
@@ -162,20 +209,36 @@ go want wants wanted need needs like let lets ok okay thanks thank hi hello sorr
 before after again ahead hold yet until wait still sure maybe really much many""".split())
 
 
-@memoised
+def _term_chars() -> str:
+    """A character class of the ideographs of ``CJK_RUN`` but the filler ones
+    (``_STOP_CHARS``, all ideographs), as ranges."""
+    out = []
+    for low, high in ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)):
+        start = low
+        for stop in sorted(ord(ch) for ch in _STOP_CHARS if low <= ord(ch) <= high):
+            if start < stop:
+                out.append(f"\\u{start:04x}-\\u{stop - 1:04x}")
+            start = stop + 1
+        if start <= high:
+            out.append(f"\\u{start:04x}-\\u{high:04x}")
+    return "".join(out)
+
+
+# Every two neighbouring ideographs neither of which is a filler, overlapping
+# (a look-ahead finds one pair at each position): what the loop over each
+# ideograph run found pair by pair, found by one search.
+_TERM_PAIR = re.compile(f"(?=([{_term_chars()}]{{2}}))")
+
+
+@memoised(limit=_TERMS_MEMO)
 def key_terms(text: str) -> frozenset[str]:
     """The key terms of ``text`` (see the module doc)."""
-    found = set()
+    found = set(_TERM_PAIR.findall(text))
     for token in _LATIN_TOKEN.findall(text):
         token = token.lower()
         if len(token) >= 2 and token not in _EN_STOP:
             found.add(token)
-    for run in CJK_RUN.findall(text):
-        for i in range(len(run) - 1):
-            pair = run[i:i + 2]
-            if pair[0] not in _STOP_CHARS and pair[1] not in _STOP_CHARS and pair not in _GENERIC:
-                found.add(pair)
-    return frozenset(found)
+    return frozenset(found - _GENERIC)
 
 
 def is_stop_word(word: str) -> bool:
@@ -204,7 +267,6 @@ def number_key(raw: str) -> str:
     return raw.replace(",", "")
 
 
-@memoised
 def numbers(text: str) -> frozenset[str]:
     """Every number written in ``text``, thousands separators removed."""
     return frozenset(number_key(n) for n in _NUMBER.findall(text))

@@ -122,14 +122,18 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         "if (last.hold) or True",
         "final_state gives the state hold only with a message that holds: the anchor itself when its own state is "
         "hold (a hold wins), else the hold event that changed it; so last.hold is set whenever a line is reported"),
+    "compaction.drift.extra.x__asks__mutmut_17": (
+        "kept(None, text, read)",
+        "the kind only keeps the asks apart from the reader's other kinds of readings (each kind its own texts); "
+        "no other reading is kept under None, so None keeps them apart as well"),
     "compaction.drift.extra.x__asks__mutmut_23": (
         '"XXassistant asksXX"',
-        "the first element of the kept key only keeps the asks apart from the reader's other kept readings; a name "
-        "no other reading uses keeps them apart as well"),
+        "the kind only keeps the asks apart from the reader's other kinds of readings; a name no other reading "
+        "uses keeps them apart as well"),
     "compaction.drift.extra.x__asks__mutmut_24": (
         '"ASSISTANT ASKS"',
-        "the first element of the kept key only keeps the asks apart from the reader's other kept readings; a name "
-        "no other reading uses keeps them apart as well"),
+        "the kind only keeps the asks apart from the reader's other kinds of readings; a name no other reading "
+        "uses keeps them apart as well"),
     "compaction.drift.extra.x_check_tool_detail_in_requests__mutmut_3": (
         "break",
         "user requests is the note's first section (the six headings in order, else MalformedNote), so the first "

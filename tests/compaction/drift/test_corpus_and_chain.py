@@ -60,12 +60,26 @@ def test_a_pattern_is_skipped_only_on_texts_it_cannot_match(pattern, needs):
 
 
 def test_script_skipping_gives_the_answers_of_every_pattern():
-    reader = rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}}))
-    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123"]
-    for category, by_language in reader.vocabulary.patterns.items():
-        for text in texts:
+    vocabulary = v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]}, v.QUESTION: {"zh": [r"\?$"]}})
+    reader, fresh = rd.Reader(vocabulary), rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]},
+                                                                           v.QUESTION: {"zh": [r"\?$"]}}))
+    texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123",
+             "先别提交了，hold off，算了不要了？", "能不能帮我把申请提交了？", "不同意办理", "我明确同意办理"]
+    for text in texts:
+        for category, by_language in vocabulary.patterns.items():
             plain = any(p.search(text) for ps in by_language.values() for p in ps)
             assert reader.matches(category, text) == plain, (category, text)
+            # the match itself, and every match, are the vocabulary's own
+            found, every = vocabulary.find(category, text), vocabulary.find_all(category, text)
+            assert _span(reader.find(category, text)) == _span(found), (category, text)
+            assert [_span(m) for m in reader.find_all(category, text)] == [_span(m) for m in every], (category, text)
+        # all categories at once, read afresh, are those it matches one by one
+        assert fresh.categories(text, [*vocabulary.patterns, "no such category"]) == {
+            c for c in vocabulary.patterns if reader.matches(c, text)}
+
+
+def _span(match):
+    return (match.re.pattern, match.span()) if match is not None else None
 
 
 def test_remembered_values_are_kept_per_kind_up_to_a_limit():
@@ -277,19 +291,27 @@ def test_the_collector_is_paused_while_a_note_is_checked_and_left_as_the_caller_
             gc.disable()
 
 
-def test_remembered_values_stay_within_their_limit_when_the_memo_forgets_its_older_half():
+def test_remembered_values_stay_within_their_limit_whatever_the_readings_forget():
     reader = rd.Reader(v.DEFAULT.extended({}))
     reader.remember(("chain index", 0), 0, limit=2)
-    for i in range(50):
-        reader.kept(("filler", i), "x", lambda: i)
+    for i in range(r._MEMO + 1):  # a full kind of readings forgets its older half
+        reader.kept("filler", f"x{i}", lambda: i)
+    assert reader.kept("filler", f"x{r._MEMO}", lambda: None) == r._MEMO  # the newest stays
+    assert reader.kept("filler", "x0", lambda: "again") == "again"  # the oldest was forgotten
     reader.remember(("chain index", 1), 1, limit=2)
-    reader.remember(("chain index", 2), 2, limit=2)
-    r.forget_older_half(reader._memo)  # the oldest readings go; the two newest values stay
-    for i in range(3, 6):
+    assert reader.remembered(("chain index", 0)) == 0  # readings forgotten, remembered values not
+    for i in range(2, 6):
         reader.remember(("chain index", i), i, limit=2)
-    kept = [k for k in reader._memo if k[0] == "chain index" and k[1] != "names"]
-    assert sorted(kept) == [("chain index", 4), ("chain index", 5)]
-    assert reader.remembered(("chain index", 5)) == 5 and reader.remembered(("chain index", 3)) is None
+    assert [reader.remembered(("chain index", i)) for i in range(6)] == [None, None, None, None, 4, 5]
+
+
+def test_readings_are_kept_per_kind_and_text():
+    reader = rd.Reader(v.DEFAULT.extended({}))
+    assert reader.kept("one kind", "text", lambda: 1) == 1
+    assert reader.kept("another kind", "text", lambda: 2) == 2  # the same text, another reading
+    assert reader.kept("one kind", "text", lambda: 3) == 1  # remembered
+    long = "x" * (r._MEMO_TEXT + 1)
+    assert reader.kept("one kind", long, lambda: 4) == 4 and reader.kept("one kind", long, lambda: 5) == 5
 
 
 def test_a_user_messages_reading_is_taken_again_from_its_chain_only_where_the_message_is_the_same():

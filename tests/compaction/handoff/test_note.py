@@ -76,6 +76,9 @@ def test_hold_and_abandoned_markers():
     assert note.is_hold("暂缓：送修") and note.is_hold("On hold: claim")
     assert note.is_abandoned("已放弃：AirPods Max") and note.is_abandoned("abandoned: upgrade")
     assert not note.is_hold("送修暂缓")
+    for text in ("ON HOLD: claim", "\u212aeep", "On hold:", "On hold", "İabandoned: x", "Abandoned:x", ""):
+        assert note.is_hold(text) == text.lower().startswith("on hold:")
+        assert note.is_abandoned(text) == text.lower().startswith("abandoned:")
 
 
 def test_language_is_chinese_when_cjk_outweighs_a_quarter_of_latin_letters():

@@ -4,6 +4,8 @@ compaction.handoff.reading), each with positive cases and near-misses."""
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compaction.handoff import reader as rd
 from compaction.handoff import reading as r
@@ -32,6 +34,25 @@ def test_key_terms_leave_out_filler_characters_how_words_and_stop_words():
     assert r.key_terms("现在可以提交了") == {"提交"}  # timing and modal words say how, not what
     assert r.key_terms("Please hold the claim until Monday") == {"claim", "monday"}
     assert r.key_terms("AirPods Pro 3") == {"airpods", "pro"}  # a single digit is no term
+
+
+def _key_terms_pair_by_pair(text):
+    """The key-term rule read literally: each Latin token, and each pair of
+    neighbouring ideographs of a run, neither a filler, not a how-word."""
+    found = {t.lower() for t in re.findall(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]", text)}
+    found = {t for t in found if len(t) >= 2 and t not in r._EN_STOP}
+    for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
+        for a, b in zip(run, run[1:]):
+            if a not in r._STOP_CHARS and b not in r._STOP_CHARS and a + b not in r._GENERIC:
+                found.add(a + b)
+    return found
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="的了吗我你先别不要可以申请提交算了只要银色深空灰用户原话现在ab AirPods1-.\u3400\u4dbf\u4e00\u9fff"
+                        "\uf900\ufaff\u3041Kſ", max_size=40))
+def test_key_terms_are_the_pairs_the_rule_names_and_nothing_else(text):
+    assert r.key_terms.__wrapped__(text) == _key_terms_pair_by_pair(text)
 
 
 def test_a_latin_word_or_number_is_worth_two_a_chinese_term_one():
@@ -152,3 +173,24 @@ def test_new_terms_worth_three_are_news_and_worth_two_are_not():
 def test_reading_is_remembered_but_long_texts_are_read_each_time():
     long = "订单88232 " * 1000
     assert r.identifiers(long) == ("88232",) and re.search("88232", long)
+
+
+def test_a_date_is_read_in_any_decimal_digits_and_never_without_one():
+    from compaction.handoff import values
+
+    assert values.dates("８月３１日签收") == (("８月３１日", (None, 8, 31)),)  # full-width digits are digits
+    assert values.dates("Aug 31 and 2026-08-31") == (("2026-08-31", (2026, 8, 31)), ("Aug 31", (None, 8, 31)))
+    assert values.dates("八月三十一日签收") == () and values.dates("August the last") == ()
+
+
+@pytest.mark.parametrize("text", ["算了，申请还是先别提交", "", "a\u3000b", "\u00a0先别", "x\u2028y", "hold  on ", "１２:３０"])
+def test_normalisation_of_a_text_with_or_without_whitespace_is_the_rule(text):
+    assert r.normalise.__wrapped__(text) == re.sub(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ", "",
+                                                   re.sub(r"\s+", " ", text).strip())
+
+
+def test_a_clock_time_needs_its_colon():
+    from compaction.handoff import values
+
+    assert values.clock_times("下午3:30或者15：45") == [("3:30", "3:30"), ("15:45", "15:45")]
+    assert values.clock_times("下午3点30分") == []
