@@ -31,6 +31,7 @@ interpret are kept and rendered back as they came.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import RequestFormatError
@@ -100,31 +101,39 @@ def _openai_content(raw: Mapping, where: str, index: int, errors: _Errors) -> Co
     return Content(ABSENT)
 
 
-def _openai_call(raw: Any, where: str, index: int, errors: _Errors) -> ToolCall | None:
-    if not _is_mapping(raw):
-        errors.add(index, where, "a tool call must be an object")
+def _openai_call(raw: Any, i: int, n: int, errors: _Errors) -> ToolCall | None:
+    # (``where`` is only spelled out for an error: this runs for every call.)
+    if type(raw) is not dict and not isinstance(raw, Mapping):
+        errors.add(i, f"messages[{i}].tool_calls[{n}]", "a tool call must be an object")
         return None
     call_id = raw.get("id")
     if call_id is not None and not isinstance(call_id, str):
-        errors.add(index, f"{where}.id", "must be a string")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].id", "must be a string")
         return None
     function = raw.get("function")
-    if not _is_mapping(function):
-        errors.add(index, f"{where}.function", "must be an object with name and arguments")
+    if type(function) is not dict and not isinstance(function, Mapping):
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function", "must be an object with name and arguments")
         return None
     name, arguments = function.get("name"), function.get("arguments")
     if not isinstance(name, str) or not name:
-        errors.add(index, f"{where}.function.name", "must be a non-empty string")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function.name", "must be a non-empty string")
         return None
     if not isinstance(arguments, str):
-        errors.add(index, f"{where}.function.arguments", "must be a string (JSON text)")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function.arguments", "must be a string (JSON text)")
         return None
-    return ToolCall(call_id if "id" in raw else None, name, arguments, _extra(raw, _CALL_ENTRY_KEYS),
-                    _extra(function, _FUNCTION_KEYS))
+    # The common call: id, type and function; a function of name and arguments.
+    if len(raw) == 3 and "id" in raw and raw.get("type") == "function":
+        extra = _TYPE_FUNCTION
+    else:
+        extra = _extra(raw, _CALL_ENTRY_KEYS)
+    return ToolCall(call_id if "id" in raw else None, name, arguments, extra,
+                    NO_EXTRA if len(function) == 2 else _extra(function, _FUNCTION_KEYS))
 
 
 _FUNCTION_KEYS = frozenset(("name", "arguments"))
 _CALL_ENTRY_KEYS = frozenset(("id", "function"))
+# The ``extra`` of almost every OpenAI call: shared and read-only, like NO_EXTRA.
+_TYPE_FUNCTION: Mapping[str, Any] = MappingProxyType({"type": "function"})
 
 
 _TOOL_KEYS = frozenset(("role", "content", "tool_call_id"))
@@ -147,7 +156,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
     parsed: list[Message] = []
     append = parsed.append
     for i, raw in enumerate(messages):
-        if not _is_mapping(raw):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             errors.add(i, f"messages[{i}]", "a message must be an object")
             continue
         role = raw.get("role")
@@ -192,7 +201,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             continue
         call_list = []
         for n, raw_call in enumerate(raw_calls):
-            call = _openai_call(raw_call, f"messages[{i}].tool_calls[{n}]", i, errors)
+            call = _openai_call(raw_call, i, n, errors)
             if call is not None:
                 call_list.append(call)
         found = tuple(call_list)

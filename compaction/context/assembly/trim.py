@@ -340,34 +340,40 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         # tests hold the two to the same answer after every removal).
         phase_violations.setdefault(phase, 0)
 
-    def remove(phase: str, k: int):
-        """Unit ``k`` out of the view: refused if it is not closed (it would
-        break a pair), recorded as dropped, and the side effects of a ring's
-        calls booked in the ledger. The caller keeps the running counts."""
-        unit = units[k]
-        if not unit_is_closed(unit, messages, format):
-            phase_violations[phase] = phase_violations.get(phase, 0) + 1
-            raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
-        kept[k] = False
-        dropped.append(unit)
-        if unit.kind == RING and by_key:
-            index = messages[unit.start].index
-            for cid in unit.call_ids:
-                n = by_key.get((index, cid))
-                if n is not None and n not in out_of_view:
-                    out_of_view.add(n)
-                    account(n)
-        return unit
+    def remove(phase: str, ks) -> tuple[int, int]:
+        """Units ``ks`` out of the view, in order: each refused if it is not
+        closed (it would break a pair), recorded as dropped, and the side
+        effects of a ring's calls booked in the ledger. Returns the sum of
+        their ``unit_floor`` and how many were never counted; the caller
+        keeps the running counts."""
+        floors_gone = uncounted_gone = 0
+        for k in ks:
+            unit = units[k]
+            if not unit_is_closed(unit, messages, format):
+                phase_violations[phase] = phase_violations.get(phase, 0) + 1
+                raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
+            kept[k] = False
+            dropped.append(unit)
+            if unit.tokens is None:
+                uncounted_gone += 1
+            floors_gone += unit_floor(unit)
+            if unit.kind == RING and by_key:
+                index = messages[unit.start].index
+                for cid in unit.call_ids:
+                    n = by_key.get((index, cid))
+                    if n is not None and n not in out_of_view:
+                        out_of_view.add(n)
+                        account(n)
+        return floors_gone, uncounted_gone
 
     def drop(phase: str, k: int) -> None:
         nonlocal kept_tokens, uncounted_kept
         if current["phase"] not in (None, phase):
             check(current["phase"])
         current["phase"] = phase
-        unit = remove(phase, k)
-        if unit.tokens is None:
-            uncounted_kept -= 1
-        kept_tokens -= unit_floor(unit)
+        floors_gone, uncounted_gone = remove(phase, (k,))
+        uncounted_kept -= uncounted_gone
+        kept_tokens -= floors_gone
         phase_counts[phase] += 1
         phase_exact[phase] = uncounted_kept == 0
         if observer is not None:
@@ -389,12 +395,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             if current["phase"] not in (None, phase):
                 check(current["phase"])
             current["phase"] = phase
-            floors_gone = uncounted_gone = 0
-            for _, k in candidates[start:end]:
-                unit = remove(phase, k)
-                if unit.tokens is None:
-                    uncounted_gone += 1
-                floors_gone += unit_floor(unit)
+            floors_gone, uncounted_gone = remove(phase, [k for _, k in candidates[start:end]])
             kept_tokens -= floors_gone
             uncounted_kept -= uncounted_gone
             phase_counts[phase] += end - start
