@@ -231,17 +231,30 @@ def _render_openai_content(form: str, blocks: Iterable) -> Any:
     return parts
 
 
+def _one_string(blocks: tuple) -> str | None:
+    """The text of a string content's single text block (the common case,
+    which renders as that very string), else None."""
+    if len(blocks) == 1:
+        only = blocks[0]
+        if type(only) is Text and type(only.text) is str:
+            return only.text
+    return None
+
+
 def message_to_openai(message: Message) -> dict:
     out: dict[str, Any] = {"role": message.role}
     if message.role == "tool":
         result = message.results[0]
         if result.call_id is not None:
             out["tool_call_id"] = result.call_id
-        if result.content.form != ABSENT:
-            out["content"] = _render_openai_content(result.content.form, result.content.blocks)
+        content = result.content
+        if content.form != ABSENT:
+            text = _one_string(content.blocks) if content.form == STRING else None
+            out["content"] = text if text is not None else _render_openai_content(content.form, content.blocks)
     else:
         if message.form != ABSENT:
-            out["content"] = _render_openai_content(
+            text = _one_string(message.blocks) if message.form == STRING and not message.calls else None
+            out["content"] = text if text is not None else _render_openai_content(
                 message.form, (b for b in message.blocks if not isinstance(b, ToolCall)))
         if message.calls:
             calls = []
@@ -253,7 +266,8 @@ def message_to_openai(message: Message) -> dict:
                 rendered["function"] = {"name": call.name, "arguments": call.arguments, **call.function_extra}
                 calls.append(rendered)
             out["tool_calls"] = calls
-    out.update(message.extra)
+    if message.extra:
+        out.update(message.extra)
     return out
 
 
