@@ -186,7 +186,11 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
                 continue
             result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
             # (role, content and tool_call_id only: the common case, no extra to build)
-            extra = NO_EXTRA if len(raw) == 3 and "content" in raw and "tool_call_id" in raw else _extra(raw, _TOOL_KEYS)
+            if "content" in raw and "tool_call_id" in raw and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
+                # (and the tool's name, as τ-bench's tool messages carry it)
+                extra = NO_EXTRA if len(raw) == 3 else {"name": raw["name"]}
+            else:
+                extra = _extra(raw, _TOOL_KEYS)
             append(Message(role, (result,), content.form, extra, i, (), (result,)))
             continue
         raw_calls = raw.get("tool_calls")
@@ -205,7 +209,8 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             if call is not None:
                 call_list.append(call)
         found = tuple(call_list)
-        append(Message(role, blocks + found, form, _extra(raw, _CALL_KEYS), i, found, ()))
+        extra = NO_EXTRA if len(raw) == 3 and "content" in raw else _extra(raw, _CALL_KEYS)
+        append(Message(role, blocks + found, form, extra, i, found, ()))
     errors.raise_if_any()
     return parsed
 
