@@ -31,6 +31,7 @@ interpret are kept and rendered back as they came.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import RequestFormatError
@@ -100,31 +101,39 @@ def _openai_content(raw: Mapping, where: str, index: int, errors: _Errors) -> Co
     return Content(ABSENT)
 
 
-def _openai_call(raw: Any, where: str, index: int, errors: _Errors) -> ToolCall | None:
-    if not _is_mapping(raw):
-        errors.add(index, where, "a tool call must be an object")
+def _openai_call(raw: Any, i: int, n: int, errors: _Errors) -> ToolCall | None:
+    # (``where`` is only spelled out for an error: this runs for every call.)
+    if type(raw) is not dict and not isinstance(raw, Mapping):
+        errors.add(i, f"messages[{i}].tool_calls[{n}]", "a tool call must be an object")
         return None
     call_id = raw.get("id")
     if call_id is not None and not isinstance(call_id, str):
-        errors.add(index, f"{where}.id", "must be a string")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].id", "must be a string")
         return None
     function = raw.get("function")
-    if not _is_mapping(function):
-        errors.add(index, f"{where}.function", "must be an object with name and arguments")
+    if type(function) is not dict and not isinstance(function, Mapping):
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function", "must be an object with name and arguments")
         return None
     name, arguments = function.get("name"), function.get("arguments")
     if not isinstance(name, str) or not name:
-        errors.add(index, f"{where}.function.name", "must be a non-empty string")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function.name", "must be a non-empty string")
         return None
     if not isinstance(arguments, str):
-        errors.add(index, f"{where}.function.arguments", "must be a string (JSON text)")
+        errors.add(i, f"messages[{i}].tool_calls[{n}].function.arguments", "must be a string (JSON text)")
         return None
-    return ToolCall(call_id if "id" in raw else None, name, arguments, _extra(raw, _CALL_ENTRY_KEYS),
-                    _extra(function, _FUNCTION_KEYS))
+    # The common call: id, type and function; a function of name and arguments.
+    if len(raw) == 3 and "id" in raw and raw.get("type") == "function":
+        extra = _TYPE_FUNCTION
+    else:
+        extra = _extra(raw, _CALL_ENTRY_KEYS)
+    return ToolCall(call_id if "id" in raw else None, name, arguments, extra,
+                    NO_EXTRA if len(function) == 2 else _extra(function, _FUNCTION_KEYS))
 
 
 _FUNCTION_KEYS = frozenset(("name", "arguments"))
 _CALL_ENTRY_KEYS = frozenset(("id", "function"))
+# The ``extra`` of almost every OpenAI call: shared and read-only, like NO_EXTRA.
+_TYPE_FUNCTION: Mapping[str, Any] = MappingProxyType({"type": "function"})
 
 
 _TOOL_KEYS = frozenset(("role", "content", "tool_call_id"))
@@ -147,7 +156,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
     parsed: list[Message] = []
     append = parsed.append
     for i, raw in enumerate(messages):
-        if not _is_mapping(raw):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             errors.add(i, f"messages[{i}]", "a message must be an object")
             continue
         role = raw.get("role")
@@ -177,7 +186,11 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
                 continue
             result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
             # (role, content and tool_call_id only: the common case, no extra to build)
-            extra = NO_EXTRA if len(raw) == 3 and "content" in raw and "tool_call_id" in raw else _extra(raw, _TOOL_KEYS)
+            if "content" in raw and "tool_call_id" in raw and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
+                # (and the tool's name, as τ-bench's tool messages carry it)
+                extra = NO_EXTRA if len(raw) == 3 else {"name": raw["name"]}
+            else:
+                extra = _extra(raw, _TOOL_KEYS)
             append(Message(role, (result,), content.form, extra, i, (), (result,)))
             continue
         raw_calls = raw.get("tool_calls")
@@ -192,11 +205,12 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             continue
         call_list = []
         for n, raw_call in enumerate(raw_calls):
-            call = _openai_call(raw_call, f"messages[{i}].tool_calls[{n}]", i, errors)
+            call = _openai_call(raw_call, i, n, errors)
             if call is not None:
                 call_list.append(call)
         found = tuple(call_list)
-        append(Message(role, blocks + found, form, _extra(raw, _CALL_KEYS), i, found, ()))
+        extra = NO_EXTRA if len(raw) == 3 and "content" in raw else _extra(raw, _CALL_KEYS)
+        append(Message(role, blocks + found, form, extra, i, found, ()))
     errors.raise_if_any()
     return parsed
 
@@ -222,17 +236,30 @@ def _render_openai_content(form: str, blocks: Iterable) -> Any:
     return parts
 
 
+def _one_string(blocks: tuple) -> str | None:
+    """The text of a string content's single text block (the common case,
+    which renders as that very string), else None."""
+    if len(blocks) == 1:
+        only = blocks[0]
+        if type(only) is Text and type(only.text) is str:
+            return only.text
+    return None
+
+
 def message_to_openai(message: Message) -> dict:
     out: dict[str, Any] = {"role": message.role}
     if message.role == "tool":
         result = message.results[0]
         if result.call_id is not None:
             out["tool_call_id"] = result.call_id
-        if result.content.form != ABSENT:
-            out["content"] = _render_openai_content(result.content.form, result.content.blocks)
+        content = result.content
+        if content.form != ABSENT:
+            text = _one_string(content.blocks) if content.form == STRING else None
+            out["content"] = text if text is not None else _render_openai_content(content.form, content.blocks)
     else:
         if message.form != ABSENT:
-            out["content"] = _render_openai_content(
+            text = _one_string(message.blocks) if message.form == STRING and not message.calls else None
+            out["content"] = text if text is not None else _render_openai_content(
                 message.form, (b for b in message.blocks if not isinstance(b, ToolCall)))
         if message.calls:
             calls = []
@@ -244,7 +271,8 @@ def message_to_openai(message: Message) -> dict:
                 rendered["function"] = {"name": call.name, "arguments": call.arguments, **call.function_extra}
                 calls.append(rendered)
             out["tool_calls"] = calls
-    out.update(message.extra)
+    if message.extra:
+        out.update(message.extra)
     return out
 
 

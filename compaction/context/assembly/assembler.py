@@ -58,6 +58,7 @@ placed after that prefix so that trimming never changes it.
 from __future__ import annotations
 
 import hashlib
+import operator
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -157,15 +158,23 @@ def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
 def _bucket_summary(units: Sequence[Unit]) -> dict:
     """Messages, rings and tokens per bucket; a bucket holding units never
     counted gets a lower bound of its tokens and ``tokens_exact: false``."""
-    summary = {bucket: {"messages": 0, "rings": 0, "tokens": 0} for bucket in (PREFIX, SUFFIX, MIDDLE)}
+    # [messages, rings, tokens, every unit counted] per bucket, then the rows.
+    sums = {bucket: [0, 0, 0, True] for bucket in (PREFIX, SUFFIX, MIDDLE)}
     for u in units:
-        row = summary[u.bucket]
-        row["messages"] += u.stop - u.start
-        row["tokens"] += unit_floor(u)
+        row = sums[u.bucket]
+        row[0] += u.stop - u.start
         if u.kind == RING:
-            row["rings"] += 1
+            row[1] += 1
         if u.tokens is None:
-            row["tokens_exact"] = False
+            row[2] += unit_floor(u)
+            row[3] = False
+        else:
+            row[2] += u.tokens
+    summary = {}
+    for bucket, (messages, rings, tokens, exact) in sums.items():
+        summary[bucket] = {"messages": messages, "rings": rings, "tokens": tokens}
+        if not exact:
+            summary[bucket]["tokens_exact"] = False
     return summary
 
 
@@ -259,7 +268,7 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
                              max_tokens=cfg.summary_max_tokens, ledger=ledger, tokens=tokens)
     loop_step = {"step": "loop_compaction", "outcome": loop.status, "folded": len(loop.folded_indices),
                  "covered": len(loop.covered_indices)}
-    changed = len(loop.messages) != len(msgs) or any(a is not b for a, b in zip(loop.messages, msgs))
+    changed = len(loop.messages) != len(msgs) or not all(map(operator.is_, loop.messages, msgs))
     if changed:
         again = validate(loop.messages, format)
         loop_step["violations"] = len(again)
@@ -335,9 +344,14 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         if bucket != PREFIX:
             break
         leading.append(message)
-    dropped_rings = sorted((_input_indices(msgs, u) for u in outcome.dropped if u.kind == RING),
-                           key=lambda r: r[0] if r else -1)
-    dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in _input_indices(msgs, u))
+    if msgs is transcript.messages:  # each message at its input position
+        def indices(u: Unit) -> list[int]:
+            return list(range(u.start, u.stop))
+    else:
+        def indices(u: Unit) -> list[int]:
+            return _input_indices(msgs, u)
+    dropped_rings = sorted((indices(u) for u in outcome.dropped if u.kind == RING), key=lambda r: r[0] if r else -1)
+    dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in indices(u))
     report = AssemblyReport(
         format=format, tokens_before=tokens_before, tokens_before_exact=tokens_before_exact,
         tokens_after=outcome.tokens_after, budget=budget,

@@ -72,12 +72,14 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int] 
     ``tokens``: each message's count, or None to leave every unit uncounted
     (``measure`` counts one when its size is needed)."""
     units: list[Unit] = []
+    append = units.append
     n = len(messages)
     anthropic = format == ANTHROPIC
     i = 0
     while i < n:
         m = messages[i]
-        if m.role == "assistant" and m.calls:
+        role = m.role
+        if role == "assistant" and m.calls:
             if anthropic:
                 j = i + 2 if i + 1 < n and messages[i + 1].results else i + 1
             else:
@@ -87,18 +89,16 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int] 
             # Only an Anthropic result message can also carry the user's words.
             user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
             size = None if tokens is None else tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j])
-            units.append(Unit(RING, i, j, size, MIDDLE, None, user_turn, tuple([c.id for c in m.calls])))
+            append(Unit(RING, i, j, size, MIDDLE, None, user_turn, tuple([c.id for c in m.calls])))
             i = j
             continue
-        role = m.role
-        if role == "system" or role == "developer":
-            kind = SYSTEM
-        elif role == "user" and is_work_summary_message(m):
-            kind = NOTE
+        if role == "user":
+            kind = NOTE if is_work_summary_message(m) else TURN
+            user_turn = m.is_user_turn
         else:
-            kind = TURN
-        units.append(Unit(kind, i, i + 1, None if tokens is None else tokens[i], MIDDLE, None,
-                          role == "user" and m.is_user_turn))
+            kind = SYSTEM if role == "system" or role == "developer" else TURN
+            user_turn = False
+        append(Unit(kind, i, i + 1, None if tokens is None else tokens[i], MIDDLE, None, user_turn))
         i += 1
     return units
 

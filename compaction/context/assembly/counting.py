@@ -66,8 +66,12 @@ RESULT_OVERHEAD = 3
 NAME_OVERHEAD = 1
 
 
+# One encoder for every call (``json.dumps`` with options builds a new one each time).
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 class CachedCounter:

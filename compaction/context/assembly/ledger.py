@@ -153,10 +153,16 @@ def _normal(key: str) -> str:
 _UNSET = object()
 
 
+def _is_mapping(value: Any) -> bool:
+    # JSON gives plain dicts; ``isinstance(x, Mapping)`` goes through the ABC
+    # machinery, and this runs several times for every side-effecting call.
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
+
+
 def idempotency_key(call: ToolCall, args: Any = _UNSET) -> tuple[str, str]:
     if args is _UNSET:
         args = call.parsed_arguments()
-    if isinstance(args, Mapping):
+    if _is_mapping(args):
         for key, value in args.items():
             if isinstance(key, str) and _normal(key) in IDEMPOTENCY_ARGUMENTS and isinstance(value, (str, int)) \
                     and not isinstance(value, bool) and str(value):
@@ -169,6 +175,12 @@ def idempotency_key(call: ToolCall, args: Any = _UNSET) -> tuple[str, str]:
     return "sha256:" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:16], "arguments_hash"
 
 
+@functools.lru_cache(maxsize=4096)
+def _nouns(name: str) -> tuple[str, ...]:
+    """The words of a tool's name that are neither write nor read verbs."""
+    return tuple(w for w in tool_words(name) if w not in WRITE_VERBS and w not in READ_VERBS)
+
+
 def _scalar(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -177,7 +189,7 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
-def _find_id(obj: Mapping, nouns: list[str], generic: bool) -> tuple[str, str] | None:
+def _find_id(obj: Mapping, nouns: tuple[str, ...], generic: bool) -> tuple[str, str] | None:
     if _scalar(obj.get("id")):
         return _scalar(obj["id"]), "id"
     for noun in nouns:
@@ -186,7 +198,7 @@ def _find_id(obj: Mapping, nouns: list[str], generic: bool) -> tuple[str, str] |
                 return _scalar(obj[key]), key
     for noun in nouns:
         inner = obj.get(noun)
-        if isinstance(inner, Mapping) and _scalar(inner.get("id")):
+        if _is_mapping(inner) and _scalar(inner.get("id")):
             return _scalar(inner["id"]), f"{noun}.id"
     if generic:
         for key, value in obj.items():
@@ -203,12 +215,12 @@ def _json_object(text: str) -> Mapping | None:
         value = json.loads(text)
     except ValueError:
         return None
-    return value if isinstance(value, Mapping) else None
+    return value if _is_mapping(value) else None
 
 
 def resource_id(call: ToolCall, result_text: str | None, *, args: Any = _UNSET,
                 obj: Any = _UNSET) -> tuple[str | None, str | None]:
-    nouns = [w for w in tool_words(call.name) if w not in WRITE_VERBS and w not in READ_VERBS]
+    nouns = _nouns(call.name)
     if result_text:
         if obj is _UNSET:
             obj = _json_object(result_text)
@@ -218,7 +230,7 @@ def resource_id(call: ToolCall, result_text: str | None, *, args: Any = _UNSET,
                 return found[0], f"result:{found[1]}"
     if args is _UNSET:
         args = call.parsed_arguments()
-    if isinstance(args, Mapping):
+    if _is_mapping(args):
         found = _find_id(args, nouns, generic=False)
         if found:
             return found[0], f"arguments:{found[1]}"

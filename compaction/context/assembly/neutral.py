@@ -101,7 +101,14 @@ class Content:
     blocks: tuple = ()
 
     def text(self) -> str:
-        return "\n".join(b.text for b in self.blocks if isinstance(b, Text))
+        return _text_of(self.blocks)
+
+
+def _text_of(blocks: tuple) -> str:
+    """The text parts of ``blocks``, one per line."""
+    if len(blocks) == 1 and type(blocks[0]) is Text and type(blocks[0].text) is str:
+        return blocks[0].text  # the common single text part, as "\n".join would give it
+    return "\n".join(b.text for b in blocks if isinstance(b, Text))
 
 
 @dataclass(slots=True)
@@ -143,7 +150,7 @@ class Message:
     origin: str | None = None
 
     def text(self) -> str:
-        return "\n".join(b.text for b in self.blocks if isinstance(b, Text))
+        return _text_of(self.blocks)
 
     @property
     def is_user_turn(self) -> bool:

@@ -62,7 +62,9 @@ counted reports a lower bound there and says so (``tokens_exact: false``).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Callable, Sequence
 
 from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
@@ -165,8 +167,9 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     # The note stands where the middle began; with no middle, before the
     # suffix (or at the end).
     anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
-    candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING] + \
-                 [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
+    candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING]
+    rings = len(candidates)
+    candidates += [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
     protected = sum(measure(u, messages, tokens) for u in units if u.bucket != MIDDLE)
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
@@ -243,39 +246,44 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     # budget and candidate p goes. (Without a pinned ledger L is 0 and the
     # minimum is S(forced) alone.)
     forced = -1
-    if count_all:
+    if count_all or not candidates:
         for _, k in candidates:
             measure(units[k], messages, tokens)
-    elif candidates:
+        kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+    else:
         room = budget - fixed_tokens - protected
-        floors = lowest = None
+        # F(p) for every p (the walk below counts none of candidates[:p] it
+        # does not reach, so these stay their floors).
+        floors = [0, *accumulate([unit_floor(units[k]) for _, k in candidates])]
+        lowest = None
         if pin_ledger and by_key:
-            # F(p) and min over p' <= p of L(p') - F(p'), for every p.
+            # min over p' <= p of L(p') - F(p'), for every p: L grows only
+            # at the rings (candidates[:rings]) holding a side effect.
             seen = set(out_of_view)
-            ledger_now = ledger_cost()
-            floor_now = 0
-            floors, lowest = [0], [ledger_now]
-            for _, k in candidates:
+            growth = []
+            for _, k in candidates[:rings]:
                 unit = units[k]
-                floor_now += unit_floor(unit)
-                if unit.kind == RING:
-                    index = messages[unit.start].index
-                    for cid in unit.call_ids:
-                        n = by_key.get((index, cid))
-                        if n is not None and n not in seen:
-                            seen.add(n)
-                            ledger_now += line_cost(n) + (0 if len(seen) > 1 else header_cost())
-                floors.append(floor_now)
-                lowest.append(min(lowest[-1], ledger_now - floor_now))
+                grown = 0
+                index = messages[unit.start].index
+                for cid in unit.call_ids:
+                    n = by_key.get((index, cid))
+                    if n is not None and n not in seen:
+                        seen.add(n)
+                        grown += line_cost(n) + (0 if len(seen) > 1 else header_cost())
+                growth.append(grown)
+            growth.extend([0] * (len(candidates) - rings))
+            ledger_at = accumulate(growth, initial=ledger_cost())
+            lowest = list(accumulate(map(operator.sub, ledger_at, floors), min))
         newer = 0
         for p in range(len(candidates) - 1, -1, -1):
             newer += measure(units[candidates[p][1]], messages, tokens)
-            if newer + (floors[p] + lowest[p] if floors is not None else 0) > room:
+            if newer + (floors[p] + lowest[p] if lowest is not None else 0) > room:
                 forced = p
                 break
-    # While units never counted are still in the request, the running count
-    # holds their lower bound (``unit_floor``); they all go by ``forced``.
-    kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+        # While units never counted are still in the request, the running
+        # count holds their lower bound (``unit_floor``); they all go by
+        # ``forced``. The walk counted candidates[max(forced, 0):] exactly.
+        kept_tokens = protected + floors[max(forced, 0)] + newer
     uncounted_kept = sum(1 for _, k in candidates[:max(forced, 0)] if units[k].tokens is None)
 
     def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
@@ -340,34 +348,40 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         # tests hold the two to the same answer after every removal).
         phase_violations.setdefault(phase, 0)
 
-    def remove(phase: str, k: int):
-        """Unit ``k`` out of the view: refused if it is not closed (it would
-        break a pair), recorded as dropped, and the side effects of a ring's
-        calls booked in the ledger. The caller keeps the running counts."""
-        unit = units[k]
-        if not unit_is_closed(unit, messages, format):
-            phase_violations[phase] = phase_violations.get(phase, 0) + 1
-            raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
-        kept[k] = False
-        dropped.append(unit)
-        if unit.kind == RING and by_key:
-            index = messages[unit.start].index
-            for cid in unit.call_ids:
-                n = by_key.get((index, cid))
-                if n is not None and n not in out_of_view:
-                    out_of_view.add(n)
-                    account(n)
-        return unit
+    def remove(phase: str, ks) -> tuple[int, int]:
+        """Units ``ks`` out of the view, in order: each refused if it is not
+        closed (it would break a pair), recorded as dropped, and the side
+        effects of a ring's calls booked in the ledger. Returns the sum of
+        their ``unit_floor`` and how many were never counted; the caller
+        keeps the running counts."""
+        floors_gone = uncounted_gone = 0
+        for k in ks:
+            unit = units[k]
+            if not unit_is_closed(unit, messages, format):
+                phase_violations[phase] = phase_violations.get(phase, 0) + 1
+                raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
+            kept[k] = False
+            dropped.append(unit)
+            if unit.tokens is None:
+                uncounted_gone += 1
+            floors_gone += unit_floor(unit)
+            if unit.kind == RING and by_key:
+                index = messages[unit.start].index
+                for cid in unit.call_ids:
+                    n = by_key.get((index, cid))
+                    if n is not None and n not in out_of_view:
+                        out_of_view.add(n)
+                        account(n)
+        return floors_gone, uncounted_gone
 
     def drop(phase: str, k: int) -> None:
         nonlocal kept_tokens, uncounted_kept
         if current["phase"] not in (None, phase):
             check(current["phase"])
         current["phase"] = phase
-        unit = remove(phase, k)
-        if unit.tokens is None:
-            uncounted_kept -= 1
-        kept_tokens -= unit_floor(unit)
+        floors_gone, uncounted_gone = remove(phase, (k,))
+        uncounted_kept -= uncounted_gone
+        kept_tokens -= floors_gone
         phase_counts[phase] += 1
         phase_exact[phase] = uncounted_kept == 0
         if observer is not None:
@@ -389,12 +403,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             if current["phase"] not in (None, phase):
                 check(current["phase"])
             current["phase"] = phase
-            floors_gone = uncounted_gone = 0
-            for _, k in candidates[start:end]:
-                unit = remove(phase, k)
-                if unit.tokens is None:
-                    uncounted_gone += 1
-                floors_gone += unit_floor(unit)
+            floors_gone, uncounted_gone = remove(phase, [k for _, k in candidates[start:end]])
             kept_tokens -= floors_gone
             uncounted_kept -= uncounted_gone
             phase_counts[phase] += end - start

@@ -64,6 +64,35 @@ def test_anthropic_messages_and_system_round_trip_exactly():
         assert render_system(system_content) == system
 
 
+# Next to the commonest shapes, which the adapter reads on a shortcut
+# (a call of id, type "function" and function; a tool message of role,
+# content, tool_call_id and maybe name): one key more, one less, another value.
+NEAR_COMMON_OPENAI = [
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "function": {"name": "lookup", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "index": 1, "function": {"name": "lookup", "arguments": "{}"}},
+        {"id": "c3", "type": "custom", "function": {"name": "lookup", "arguments": "{}"}},
+        {"type": "function", "function": {"name": "lookup", "arguments": "{}"}, "index": 3}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "a", "name": "lookup", "cache": True},
+    {"role": "tool", "tool_call_id": "c2", "name": "lookup"},
+    {"role": "tool", "tool_call_id": "c3", "content": "c", "label": "x"},
+    {"role": "assistant", "content": "done", "tool_calls": [call("c4", "lookup")], "name": "bot"},
+    {"role": "tool", "tool_call_id": "c4", "content": "d", "name": "lookup"},
+]
+
+
+def test_shapes_next_to_the_common_ones_round_trip_exactly():
+    original = copy.deepcopy(NEAR_COMMON_OPENAI)
+    parsed = from_openai(NEAR_COMMON_OPENAI)
+    assert to_openai(parsed) == original
+    assert [dict(c.extra) for c in parsed[0].calls] == [{}, {"type": "function", "index": 1}, {"type": "custom"},
+                                                        {"type": "function", "index": 3}]
+    assert parsed[0].calls[3].id is None
+    assert [dict(m.extra) for m in parsed[1:4]] == [{"name": "lookup", "cache": True}, {"name": "lookup"},
+                                                    {"label": "x"}]
+    assert dict(parsed[4].extra) == {"name": "bot"} and dict(parsed[5].extra) == {"name": "lookup"}
+
+
 def test_the_fixture_trajectories_round_trip():
     for trajectory in TRAJECTORIES:
         assert to_openai(from_openai(trajectory["traj"])) == trajectory["traj"]
