@@ -14,6 +14,7 @@ import logging
 import os
 
 from celery import Celery, bootsteps
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "compaction.config.settings")
 
@@ -72,3 +73,15 @@ class ScanTimer(bootsteps.StartStopStep):
 
 
 app.steps["consumer"].add(ScanTimer)
+
+
+@worker_process_init.connect
+@worker_ready.connect
+def freeze_startup_heap(**_) -> None:
+    """A worker's startup heap out of the collector's sight
+    (``compaction.collector.freeze_startup_heap``): in each pool process of a
+    prefork worker as it starts, and in the worker itself once it is ready
+    (a solo or threads pool runs jobs there)."""
+    from compaction.collector import freeze_startup_heap as freeze
+
+    freeze()
