@@ -121,6 +121,30 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
             assert grown == built, name
 
 
+def test_a_reading_of_every_assistant_answer_grows_with_the_chain_as_read_afresh():
+    """``ChainIndex.per_assistant``: the answers read on from the last
+    generation's are those of every answer read now, in chain order, the
+    empty ones left out; a generation that never asked reads all of them."""
+    from compaction.drift.chain import ChainIndex
+    from compaction.drift.input import DriftInput
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    vocabulary = v.DEFAULT.extended({})
+    read = lambda text: tuple(sorted({c for c in text if c in "提供照片"}))  # noqa: E731
+    seen = []
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=script.NOTES[0], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        if number != 3:  # the third generation never asks: the fourth reads every answer
+            grown = d.per_assistant("letters", read)
+            fresh = ChainIndex(d.users, d.tools, d.chain.keys).per_assistant("letters", read)
+            assert grown == fresh == tuple((m.id, read(m.text)) for m in d.assistants if read(m.text))
+            seen.append(len(grown))
+    assert seen == sorted(seen) and seen[0] < seen[-1]
+
+
 def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
     alternations = rd._alternations(v.DEFAULT)[v.HOLD]
     assert "先别" not in alternations[(True, False)].pattern and "hold" in alternations[(True, False)].pattern
