@@ -74,6 +74,23 @@ class ChainIndex:
             self._parts[name] = found
         return found
 
+    def per_assistant(self, name: str, read: Callable[[str], tuple]) -> tuple[tuple[str, tuple], ...]:
+        """``(id, read(text))`` of every assistant answer whose reading is not
+        empty, in chain order: a rule about every answer (an ask the assistant
+        made) reads the answers since the base's, not the chain's 900 again
+        each generation. ``read`` depends on the text alone, one function per
+        ``name``; built from the base's like every part."""
+        key = ("per assistant", name)
+        found = self._parts.get(key)
+        if found is None:
+            base = self._base
+            old = base._parts.get(key) if base is not None else None
+            start = len(base.assistants) if old is not None else 0
+            found = (old or ()) + tuple((id_, answer) for id_, _, text in self.assistants[start:]
+                                        for answer in (read(text),) if answer)
+            self._parts[key] = found
+        return found
+
     def forget_base(self) -> None:
         """Parts not built yet are built from every message (the base goes, so
         a chain of indexes does not keep every generation alive)."""

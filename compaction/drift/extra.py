@@ -91,7 +91,8 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
     direct request or consent, not a mere question). Proof: the assistant
     messages that asked."""
     todos = [line for line in d.lines if line.section == notes.TODOS]
-    asks = [(message.id, ask) for message in d.assistants if todos for ask in _asks(d, message.text)]
+    asks = [(message_id, ask) for message_id, found in (d.per_assistant("asks", lambda text: _asks(d, text))
+                                                         if todos else ()) for ask in found]
     out = []
     for line in todos:
         line_terms = line.terms

@@ -168,6 +168,12 @@ class DriftInput:
     def _assistant_lower(self) -> Corpus:
         return self.chain.assistant_lower
 
+    def per_assistant(self, name: str, read) -> tuple[tuple[str, tuple], ...]:
+        """``(id, read(text))`` of the assistant answers whose reading is not
+        empty, in chain order (``ChainIndex.per_assistant``: kept with the
+        chain, read on from the last generation's)."""
+        return self.chain.per_assistant(name, read)
+
     @read_once
     def asking_terms(self) -> list[frozenset[str]]:
         """The key terms of every user clause that asks for something to be done."""

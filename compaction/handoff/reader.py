@@ -21,7 +21,7 @@ import re
 from typing import Iterable
 
 from . import vocabulary as v
-from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_older_half, key_terms, memoised, negated
+from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_oldest, key_terms, memoised, negated
 
 _MISSING = object()
 # Yes/no answers kept per category: text -> bool, a dict the garbage
@@ -157,7 +157,7 @@ class Reader:
 
     def kept(self, kind: str, text: str, compute):
         """``compute()`` remembered as the ``kind`` reading of ``text`` (at most
-        ``_MEMO`` texts per kind; a full kind forgets its older half)."""
+        ``_MEMO`` texts per kind; a full kind forgets its oldest eighth)."""
         if len(text) > _MEMO_TEXT:
             return compute()
         memo = self._memo.get(kind)
@@ -166,7 +166,7 @@ class Reader:
         found = memo.get(text, _MISSING)  # one lookup: another reading may clear the memo meanwhile
         if found is _MISSING:
             if len(memo) >= _MEMO:
-                forget_older_half(memo)
+                forget_oldest(memo)
             found = memo[text] = compute()
         return found
 
@@ -197,7 +197,7 @@ class Reader:
             found = self._any[category][_scripts(text)].search(text) is not None
             if len(text) <= _MEMO_TEXT:
                 if len(tested) >= _TESTED:
-                    forget_older_half(tested)
+                    forget_oldest(tested)
                 tested[text] = found
         return found
 
@@ -218,7 +218,7 @@ class Reader:
                 found = self._any[category][scripts].search(text) is not None
                 if len(text) <= _MEMO_TEXT:
                     if len(tested) >= _TESTED:
-                        forget_older_half(tested)
+                        forget_oldest(tested)
                     tested[text] = found
             if found:
                 out.add(category)

@@ -134,6 +134,22 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
         '"ASSISTANT ASKS"',
         "the kind only keeps the asks apart from the reader's other kinds of readings; a name no other reading "
         "uses keeps them apart as well"),
+    "compaction.drift.extra.x_check_assistant_ask_as_todo__mutmut_5": (
+        "if (todos) or True else ()",
+        "without a to-do the loop over the to-dos never reads ``asks``: reading the chain's asks anyway changes "
+        "the work, not a finding"),
+    "compaction.drift.extra.x_check_assistant_ask_as_todo__mutmut_6": (
+        "per_assistant(None,",
+        "the name only keeps the asks apart from the chain index's other per-answer readings; no other reading "
+        "is kept under None, so None keeps them apart as well"),
+    "compaction.drift.extra.x_check_assistant_ask_as_todo__mutmut_10": (
+        '"XXasksXX"',
+        "the name only keeps the asks apart from the chain index's other per-answer readings; a name no other "
+        "reading uses keeps them apart as well"),
+    "compaction.drift.extra.x_check_assistant_ask_as_todo__mutmut_11": (
+        '"ASKS"',
+        "the name only keeps the asks apart from the chain index's other per-answer readings; a name no other "
+        "reading uses keeps them apart as well"),
     "compaction.drift.extra.x_check_tool_detail_in_requests__mutmut_3": (
         "break",
         "user requests is the note's first section (the six headings in order, else MalformedNote), so the first "

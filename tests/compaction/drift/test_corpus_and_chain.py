@@ -121,6 +121,30 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
             assert grown == built, name
 
 
+def test_a_reading_of_every_assistant_answer_grows_with_the_chain_as_read_afresh():
+    """``ChainIndex.per_assistant``: the answers read on from the last
+    generation's are those of every answer read now, in chain order, the
+    empty ones left out; a generation that never asked reads all of them."""
+    from compaction.drift.chain import ChainIndex
+    from compaction.drift.input import DriftInput
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    vocabulary = v.DEFAULT.extended({})
+    read = lambda text: tuple(sorted({c for c in text if c in "提供照片"}))  # noqa: E731
+    seen = []
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=script.NOTES[0], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        if number != 3:  # the third generation never asks: the fourth reads every answer
+            grown = d.per_assistant("letters", read)
+            fresh = ChainIndex(d.users, d.tools, d.chain.keys).per_assistant("letters", read)
+            assert grown == fresh == tuple((m.id, read(m.text)) for m in d.assistants if read(m.text))
+            seen.append(len(grown))
+    assert seen == sorted(seen) and seen[0] < seen[-1]
+
+
 def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
     alternations = rd._alternations(v.DEFAULT)[v.HOLD]
     assert "先别" not in alternations[(True, False)].pattern and "hold" in alternations[(True, False)].pattern
@@ -215,7 +239,7 @@ def test_a_tie_goes_to_the_latest_question_and_one_chinese_term_is_not_enough():
     assert d.closest_question(frozenset()) is None
 
 
-def test_a_full_memo_forgets_its_older_half_and_answers_the_same():
+def test_a_full_memo_forgets_its_oldest_eighth_and_answers_the_same():
     calls = []
 
     @r.memoised
@@ -229,9 +253,12 @@ def test_a_full_memo_forgets_its_older_half_and_answers_the_same():
     assert length(texts[-2]) == len(texts[-2]) and len(calls) == len(texts)  # a newer text: still remembered
     assert length(texts[0]) == len(texts[0]) and len(calls) == len(texts) + 1  # an older one: read again
 
-    memo = {i: i for i in range(10)}
-    r.forget_older_half(memo)
-    assert list(memo) == [5, 6, 7, 8, 9]
+    memo = {i: i for i in range(20)}
+    r.forget_oldest(memo)
+    assert list(memo) == list(range(2, 20))
+    memo = {i: i for i in range(3)}
+    r.forget_oldest(memo)  # at least one goes
+    assert list(memo) == [1, 2]
 
 
 def test_read_once_computes_a_property_once_per_instance():
@@ -294,7 +321,7 @@ def test_the_collector_is_paused_while_a_note_is_checked_and_left_as_the_caller_
 def test_remembered_values_stay_within_their_limit_whatever_the_readings_forget():
     reader = rd.Reader(v.DEFAULT.extended({}))
     reader.remember(("chain index", 0), 0, limit=2)
-    for i in range(r._MEMO + 1):  # a full kind of readings forgets its older half
+    for i in range(r._MEMO + 1):  # a full kind of readings forgets its oldest eighth
         reader.kept("filler", f"x{i}", lambda: i)
     assert reader.kept("filler", f"x{r._MEMO}", lambda: None) == r._MEMO  # the newest stays
     assert reader.kept("filler", "x0", lambda: "again") == "again"  # the oldest was forgotten
