@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Iterable, Sequence
 
+from .ledger import result_status
 from .neutral import ANTHROPIC, PARTS, STRING, Content, Message, Text, ToolResult, make_message
 
 PLACEHOLDER_TEXT = ("Error: no result was recorded for this tool call. It may not have run; "
@@ -62,6 +64,32 @@ def ledger_note_text(ledger_lines: list[str]) -> str:
     from .ledger import LEDGER_HEADING
 
     return "\n".join([LEDGER_NOTE_HEADER, LEDGER_HEADING, *ledger_lines])
+
+
+def summary_lines(messages: Sequence[Message], positions: Iterable[int], results: dict) -> list[str]:
+    """The summary note's lines for the messages at ``positions`` (one unit
+    trimming removed): a line per turn with text, and per tool call its
+    arguments, its result's status and text, head-and-tail cut. ``results``:
+    ``validator.pair_results`` of ``messages``."""
+    lines = []
+    for pos in positions:
+        m = messages[pos]
+        text = m.text()
+        if m.role == "tool":
+            continue
+        if m.calls:
+            if text.strip():
+                lines.append(f"- assistant: {cut_middle(text, 160)}")
+            for call in m.calls:
+                found = results.get((pos, call.id))
+                status = result_status(found[0] if found else None, found[1] if found else None)
+                shown = cut_middle(found[0].text(), 160) if found else "no result"
+                lines.append(f"- tool {call.name}({cut_middle(call.arguments_text(), 120)}) → {status}: {shown}")
+        elif text.strip() and not (m.results and not m.is_user_turn):
+            lines.append(f"- {m.role}: {cut_middle(text, 200)}")
+        elif not m.results:
+            lines.append(f"- {m.role}: (no text)")
+    return lines
 
 
 def summary_note_text(lines: list[str], omitted: int, counts: tuple[int, int], ledger_lines: list[str]) -> str:

@@ -71,14 +71,14 @@ from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message
 from .errors import InvariantBroken
-from .ledger import LedgerEntry, result_status
+from .ledger import LedgerEntry
 from .neutral import ANTHROPIC, Message
 from .notes import (
     LEDGER_NOTE,
     SUMMARY_NOTE,
-    cut_middle,
     ledger_note_text,
     note_message,
+    summary_lines,
     summary_note_text,
 )
 from .validator import pair_results
@@ -99,28 +99,6 @@ class TrimOutcome:
     summary_used: bool
     steps: list[dict] = field(default_factory=list)
     uncounted: int = 0  # middle units dropped without ever being counted
-
-
-def _unit_lines(unit: Unit, messages: Sequence[Message], results: dict) -> list[str]:
-    lines = []
-    for pos in unit.positions():
-        m = messages[pos]
-        text = m.text()
-        if m.role == "tool":
-            continue
-        if m.calls:
-            if text.strip():
-                lines.append(f"- assistant: {cut_middle(text, 160)}")
-            for call in m.calls:
-                found = results.get((pos, call.id))
-                status = result_status(found[0] if found else None, found[1] if found else None)
-                shown = cut_middle(found[0].text(), 160) if found else "no result"
-                lines.append(f"- tool {call.name}({cut_middle(call.arguments_text(), 120)}) → {status}: {shown}")
-        elif text.strip() and not (m.results and not m.is_user_turn):
-            lines.append(f"- {m.role}: {cut_middle(text, 200)}")
-        elif not m.results:
-            lines.append(f"- {m.role}: (no text)")
-    return lines
 
 
 def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool:
@@ -299,7 +277,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                                                           gone_lines()), SUMMARY_NOTE)
             return note, count_message(note, count)
 
-        all_lines = [line for u in ordered for line in _unit_lines(u, messages, results)]
+        all_lines = [line for u in ordered for line in summary_lines(messages, u.positions(), results)]
         base = build([], len(all_lines))
         if base[1] > limit:
             return None
