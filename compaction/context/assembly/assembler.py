@@ -344,12 +344,11 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         if bucket != PREFIX:
             break
         leading.append(message)
-    if msgs is transcript.messages:  # each message at its input position
-        def indices(u: Unit) -> list[int]:
-            return list(range(u.start, u.stop))
-    else:
-        def indices(u: Unit) -> list[int]:
-            return _input_indices(msgs, u)
+    at_input = msgs is transcript.messages  # each message at its input position
+
+    def indices(u: Unit) -> list[int]:
+        return list(range(u.start, u.stop)) if at_input else _input_indices(msgs, u)
+
     dropped_rings = sorted((indices(u) for u in outcome.dropped if u.kind == RING), key=lambda r: r[0] if r else -1)
     dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in indices(u))
     report = AssemblyReport(
