@@ -62,10 +62,12 @@ class ChainIndex:
         # on from there (``DriftInput.resumed``).
         self.resumed: dict[int, tuple[int, bool]] = dict(base.resumed) if base is not None else {}
 
-    def part(self, name: str):
+    def part(self, name, spec=None):
+        """The index part ``name`` (``_PARTS``, or ``spec``: its (empty,
+        extend) pair), built once, from the base's when the base has it."""
         found = self._parts.get(name)
         if found is None:
-            empty, extend = _PARTS[name]
+            empty, extend = spec if spec is not None else _PARTS[name]
             base = self._base
             if base is not None and name in base._parts:
                 found = extend(base._parts[name], self, len(base.users), len(base.keys[1]), len(base.tools))
@@ -80,16 +82,12 @@ class ChainIndex:
         made) reads the answers since the base's, not the chain's 900 again
         each generation. ``read`` depends on the text alone, one function per
         ``name``; built from the base's like every part."""
-        key = ("per assistant", name)
-        found = self._parts.get(key)
-        if found is None:
-            base = self._base
-            old = base._parts.get(key) if base is not None else None
-            start = len(base.assistants) if old is not None else 0
-            found = (old or ()) + tuple((id_, answer) for id_, _, text in self.assistants[start:]
-                                        for answer in (read(text),) if answer)
-            self._parts[key] = found
-        return found
+
+        def extend(old: tuple, index: "ChainIndex", _users_from: int, assistants_from: int, _tools_from: int):
+            return old + tuple((id_, answer) for id_, _, text in index.assistants[assistants_from:]
+                               for answer in (read(text),) if answer)
+
+        return self.part(("per assistant", name), (tuple, extend))
 
     def forget_base(self) -> None:
         """Parts not built yet are built from every message (the base goes, so
