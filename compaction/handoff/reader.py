@@ -194,11 +194,17 @@ class Reader:
             return False
         found = tested.get(text)
         if found is None:
-            found = self._any[category][_scripts(text)].search(text) is not None
-            if len(text) <= _MEMO_TEXT:
-                if len(tested) >= _TESTED:
-                    forget_oldest(tested)
-                tested[text] = found
+            found = self._search(category, tested, text, _scripts(text))
+        return found
+
+    def _search(self, category: str, tested: dict, text: str, scripts: tuple[bool, bool]) -> bool:
+        """One search of ``category``'s alternation for a text of ``scripts``,
+        its answer kept in ``tested`` (the category's yes/no memo)."""
+        found = self._any[category][scripts].search(text) is not None
+        if len(text) <= _MEMO_TEXT:
+            if len(tested) >= _TESTED:
+                forget_oldest(tested)
+            tested[text] = found
         return found
 
     def categories(self, text: str, categories: Iterable[str]) -> set[str]:
@@ -215,11 +221,7 @@ class Reader:
             if found is None:
                 if scripts is None:
                     scripts = _scripts(text)
-                found = self._any[category][scripts].search(text) is not None
-                if len(text) <= _MEMO_TEXT:
-                    if len(tested) >= _TESTED:
-                        forget_oldest(tested)
-                    tested[text] = found
+                found = self._search(category, tested, text, scripts)
             if found:
                 out.add(category)
         return out
