@@ -51,6 +51,17 @@ def _row(job):
                                         "last_failure_code", "updated_at").get(pk=job.pk)
 
 
+def _assert_ended(job, state, failure_code, *, before=None):
+    """The job's row after an attempt's end: ``state`` and ``failure_code``,
+    the lease released (no owner, no expiry) and, given the row ``before``
+    the end, written since."""
+    row = _row(job)
+    assert (row["state"], row["last_failure_code"], row["lease_owner"], row["lease_expires_at"]) == (
+        state, failure_code, "", None)
+    if before is not None:
+        assert row["updated_at"] > before["updated_at"]
+
+
 def _edit_source(name="conv-1"):
     doc = conversation_document(30, external_id=name, prefix=f"{name}-")
     doc["messages"][1]["content"] = "Answer 0, edited while summarising."
@@ -81,10 +92,7 @@ def test_a_good_attempt_records_what_the_provider_sent_and_its_generation_copies
     generation = SummaryGeneration.objects.get(job=job)
     assert outcome == RunOutcome(job.pk, JobState.SUCCEEDED, attempt=2, generation_id=generation.pk)
     assert job.state == JobState.SUCCEEDED
-    row = _row(job)
-    assert (row["state"], row["last_failure_code"], row["lease_owner"], row["lease_expires_at"]) == (
-        JobState.SUCCEEDED, "", "", None)
-    assert row["updated_at"] > before["updated_at"]
+    _assert_ended(job, JobState.SUCCEEDED, "", before=before)
     recorded = Attempt.objects.get(pk=attempt.pk)
     assert recorded.finished_at is not None and recorded.finished_at >= before["updated_at"]
     assert (recorded.outcome, recorded.failure_code, recorded.failure_detail) == (AttemptOutcome.SUCCEEDED, "", "")
@@ -131,10 +139,7 @@ def test_a_failed_attempt_records_what_arrived_and_why(make_conversation):
     outcome = attempt_finish(job=job, attempt=attempt, worker="w1", result=result, judged=judged)
     assert outcome == RunOutcome(job.pk, JobState.FAILED, failure_code="tool_calls", attempt=1, detail="d" * 2500)
     assert job.state == JobState.FAILED
-    row = _row(job)
-    assert (row["state"], row["last_failure_code"], row["lease_owner"], row["lease_expires_at"]) == (
-        JobState.FAILED, "tool_calls", "", None)
-    assert row["updated_at"] > before["updated_at"]
+    _assert_ended(job, JobState.FAILED, "tool_calls", before=before)
     recorded = Attempt.objects.get(pk=attempt.pk)
     assert recorded.finished_at is not None
     assert (recorded.outcome, recorded.failure_code, recorded.failure_detail) == (
@@ -184,9 +189,7 @@ def test_an_attempt_whose_source_changed_while_it_ran_ends_stale(make_conversati
     code, detail = ("source_changed", "the source changed while the attempt ran") if answer == "good" else (
         "empty", "blank")
     assert outcome == RunOutcome(job.pk, JobState.STALE, failure_code=code, attempt=1, detail=detail)
-    row = _row(job)
-    assert (row["state"], row["last_failure_code"], row["lease_owner"], row["lease_expires_at"]) == (
-        JobState.STALE, code, "", None)
+    _assert_ended(job, JobState.STALE, code)
     recorded = Attempt.objects.get(pk=attempt.pk)
     assert (recorded.outcome, recorded.failure_code, recorded.failure_detail) == (AttemptOutcome.FAILED, code, detail)
     assert not SummaryGeneration.objects.filter(job=job).exists()
