@@ -78,15 +78,86 @@ def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
     return _requires(parsed, "latin"), _requires(parsed, "cjk")
 
 
-def _possible(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], tuple[re.Pattern, ...]]]:
+# The characters other than their own that re.I lets an ASCII letter match
+# (found by trying every code point; ``tests/compaction/handoff/test_reader``
+# checks it again).
+_FOLDED = {"i": "İı", "k": "\u212a", "s": "ſ"}
+
+
+def _equivalents(code: int, ignore_case: bool) -> frozenset[str] | None:
+    """The characters a literal matches; None when that is not certain (a
+    cased character other than an ASCII letter, under re.I)."""
+    char = chr(code)
+    if not ignore_case or char.lower() == char.upper() == char and not char.isalpha() or "\u3400" <= char <= "\u9fff":
+        return frozenset(char)
+    if char.isascii() and char.isalpha():
+        lower = char.lower()
+        return frozenset(lower + lower.upper() + _FOLDED.get(lower, ""))
+    return None
+
+
+def _first_chars(items, ignore_case: bool) -> frozenset[str] | None:
+    """The characters every match of a parsed pattern starts with (anchors
+    and word boundaries, which match no character, skipped); None when that
+    is not certain — an optional first item, a wide class, a dot."""
+    for op, av in items:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):  # match no character
+            continue
+        if name == "LITERAL":
+            return _equivalents(av, ignore_case)
+        if name == "IN":
+            found: set[str] = set()
+            for kind, value in av:
+                if str(kind) != "LITERAL":
+                    return None
+                chars = _equivalents(value, ignore_case)
+                if chars is None:
+                    return None
+                found |= chars
+            return frozenset(found) or None
+        if name == "SUBPATTERN":
+            _group, add_flags, del_flags, sub = av
+            return _first_chars(sub, ignore_case) if not add_flags and not del_flags else None
+        if name == "BRANCH":
+            found = set()
+            for branch in av[1]:
+                chars = _first_chars(branch, ignore_case)
+                if chars is None:
+                    return None
+                found |= chars
+            return frozenset(found)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            return _first_chars(av[2], ignore_case)
+        return None
+    return None  # a pattern that can match the empty text
+
+
+def first_chars(pattern: re.Pattern) -> frozenset[str] | None:
+    """The characters every match of ``pattern`` starts with, or None (see
+    ``_first_chars``): a text holding none of them cannot match it."""
+    from re import _parser
+
+    try:
+        parsed = list(_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # an unparsable pattern: assume it can start anywhere
+        return None
+    return _first_chars(parsed, bool(pattern.flags & re.I))
+
+
+def _possible(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], tuple[tuple, ...]]]:
     """Per category, for each (text has Latin, text has ideographs), the
     patterns such a text can match, in the vocabulary's order (Chinese
-    first)."""
+    first), each with the characters its matches start with
+    (``first_chars``): a pattern none of whose first characters the text
+    holds is not tried — one set test instead of a search, the same
+    answers (a Chinese clause tried some 30 question patterns for its one
+    or two matches)."""
     out = {}
     for category, by_language in vocabulary.patterns.items():
-        patterns = [(p, _needs(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
+        patterns = [(p, _needs(p), first_chars(p)) for lang in (v.ZH, v.EN) for p in by_language.get(lang, ())]
         out[category] = {
-            (latin, cjk): tuple(p for p, (needs_latin, needs_cjk) in patterns
+            (latin, cjk): tuple((p, firsts) for p, (needs_latin, needs_cjk), firsts in patterns
                                 if (latin or not needs_latin) and (cjk or not needs_cjk))
             for latin in (False, True) for cjk in (False, True)}
     return out
@@ -97,7 +168,7 @@ def _alternations(vocabulary: v.Vocabulary,
     """Per category, one alternation for each (text has Latin, text has
     ideographs) of the patterns such a text can match."""
     possible = possible if possible is not None else _possible(vocabulary)
-    return {category: {scripts: re.compile("|".join(f"(?:{p.pattern})" for p in patterns) or r"(?!)", re.I)
+    return {category: {scripts: re.compile("|".join(f"(?:{p.pattern})" for p, _ in patterns) or r"(?!)", re.I)
                        for scripts, patterns in by_scripts.items()}
             for category, by_scripts in possible.items()}
 
@@ -230,8 +301,16 @@ class Reader:
         """The first pattern's match, Chinese patterns first (the vocabulary's order)."""
         if not self.matches(category, text):
             return None
-        return self.kept("find " + category, text, lambda: next(
-            filter(None, map(lambda p: p.search(text), self._possible[category][_scripts(text)])), None))
+        return self.kept("find " + category, text, lambda: self._find(category, text))
+
+    def _find(self, category: str, text: str) -> re.Match | None:
+        chars = set(text)
+        for pattern, firsts in self._possible[category][_scripts(text)]:
+            if firsts is None or not firsts.isdisjoint(chars):
+                match = pattern.search(text)
+                if match:
+                    return match
+        return None
 
     def find_all(self, category: str, text: str, *, keep: bool = True) -> list[re.Match]:
         """Every match, by position then length (longest first); only the
@@ -244,7 +323,9 @@ class Reader:
         return self.kept("find_all " + category, text, lambda: self._find_all(category, text))
 
     def _find_all(self, category: str, text: str) -> list[re.Match]:
-        return sorted([m for p in self._possible[category][_scripts(text)] for m in p.finditer(text)],
+        chars = set(text)
+        return sorted([m for p, firsts in self._possible[category][_scripts(text)]
+                       if firsts is None or not firsts.isdisjoint(chars) for m in p.finditer(text)],
                       key=lambda m: (m.start(), -(m.end() - m.start())))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:

@@ -64,7 +64,8 @@ def test_script_skipping_gives_the_answers_of_every_pattern():
     reader, fresh = rd.Reader(vocabulary), rd.Reader(v.DEFAULT.extended({v.HOLD: {"en": [r"hang on"]},
                                                                            v.QUESTION: {"zh": [r"\?$"]}}))
     texts = ["先别提交", "hold off please", "hang on", "好吗?", "混合 hold off", "ſtill", "$5 以内", "123",
-             "先别提交了，hold off，算了不要了？", "能不能帮我把申请提交了？", "不同意办理", "我明确同意办理"]
+             "先别提交了，hold off，算了不要了？", "能不能帮我把申请提交了？", "不同意办理", "我明确同意办理",
+             "İ agree, ONLY ſkip", "\u212aeep it under 5 nights", "可以帮我做个清单吗", "预算只要3000以内"]
     for text in texts:
         for category, by_language in vocabulary.patterns.items():
             plain = any(p.search(text) for ps in by_language.values() for p in ps)
@@ -76,6 +77,47 @@ def test_script_skipping_gives_the_answers_of_every_pattern():
         # all categories at once, read afresh, are those it matches one by one
         assert fresh.categories(text, [*vocabulary.patterns, "no such category"]) == {
             c for c in vocabulary.patterns if reader.matches(c, text)}
+
+
+@pytest.mark.parametrize("pattern, firsts", [
+    (r"先别", "先"),
+    (r"\bonly\b", "oO"),
+    (r"skip", "sSſ"),  # re.I folds ſ into s, the Kelvin sign into k, İ and ı into i
+    (r"(做|列)(一)?(个|份)", "做列"),
+    (r"[？?]\s*$", "？?"),
+    (r"(?<![区特])别(?![的人])", "别"),  # a look-behind matches no character
+    (r"吗+$", "吗"),
+    (r"\b(i )?agree", None),  # an optional first item: not certain
+    (r"\d+元", None),  # \d is every Unicode digit: not listed
+    (r"x?先", None),
+    (r"", None),
+])
+def test_a_pattern_is_tried_only_on_texts_holding_a_character_it_starts_with(pattern, firsts):
+    found = rd.first_chars(re.compile(pattern, re.I))
+    assert found == (frozenset(firsts) if firsts is not None else None)
+
+
+def test_the_case_folds_the_first_characters_allow_are_all_of_re_s():
+    letter = re.compile("[a-z]", re.I)
+    folded: dict[str, str] = {}
+    for char in filter(letter.fullmatch, map(chr, range(0x80, 0x110000))):
+        lower = next(c for c in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(c, char, re.I))
+        folded[lower] = folded.get(lower, "") + char
+    assert folded == rd._FOLDED
+
+
+def test_every_match_of_every_pattern_starts_with_one_of_its_first_characters():
+    from conversations.demo import repair_handoff
+    texts = [t for turn in repair_handoff.TURNS for t in (turn.user, turn.answer)]
+    for category, by_language in v.DEFAULT.patterns.items():
+        for patterns in by_language.values():
+            for pattern in patterns:
+                firsts = rd.first_chars(pattern)
+                if firsts is None:
+                    continue
+                for text in texts:
+                    for match in pattern.finditer(text):
+                        assert match.group()[:1] in firsts, (category, pattern.pattern, text)
 
 
 def _span(match):
