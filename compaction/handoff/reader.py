@@ -26,8 +26,9 @@ from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_oldest, ke
 _MISSING = object()
 # Yes/no answers kept per category: text -> bool, a dict the garbage
 # collector does not walk (it holds no containers), so it may be larger
-# than the readings' memo.
-_TESTED = 1 << 16
+# than the readings' memo: some three generations' texts (65,536 missed the
+# processor's caches: see ``reading._MEMO``).
+_TESTED = 1 << 11
 _READINGS: dict[int, tuple] = {}
 
 # Which scripts a text holds: a pattern that needs a Latin letter cannot
