@@ -233,11 +233,17 @@ class DriftInput:
     def _abandons_by_term(self) -> dict[str, tuple[int, ...]]:
         return self.chain.abandons_by_term
 
-    def dropped_about(self, found: frozenset[str]):
-        """The abandonments a text with key terms ``found`` is about, in chain order."""
-        by_term = self._abandons_by_term
-        candidates = sorted({i for term in found for i in by_term.get(term, ())})
-        return [self.abandons[i] for i in candidates if self.about_dropped(found, *self.abandons[i][1:])]
+    def latest_dropped(self, found: frozenset[str]):
+        """The latest abandonment a text with key terms ``found`` is about
+        whose matter was not asked for again (``resumed``), or None. Read
+        from the latest back, stopping at the first: the abandonments sharing
+        a term with the text, not every one of them."""
+        by_term, abandons = self._abandons_by_term, self.abandons
+        for i in sorted({i for term in found for i in by_term.get(term, ())}, reverse=True):
+            abandon = abandons[i]
+            if self.about_dropped(found, abandon[1], abandon[2]) and not self.resumed(*abandon):
+                return abandon
+        return None
 
     def resumed(self, abandon: UserReading, named: frozenset[str], borrowed: frozenset[str]) -> bool:
         """A later user message asks for the dropped matter again."""

@@ -117,12 +117,10 @@ def check_abandoned_unmarked(d: DriftInput) -> list[Finding]:
             continue
         if any(d.vocabulary.unnegated(v.ABANDON, t) for t in (line.own, *line.quotes)):
             continue
-        line_terms = line.terms
-        dropped = [user for user, named, borrowed in d.dropped_about(line_terms)
-                   if not d.resumed(user, named, borrowed)]
-        if not dropped:
+        dropped = d.latest_dropped(line.terms)
+        if dropped is None:
             continue
-        user = dropped[-1]
+        user = dropped[0]
         words = user.abandon[0]
         out.append(finding(
             ABANDONED_UNMARKED, section=line.section, line=line.number, message_ids=[user.message.id],
