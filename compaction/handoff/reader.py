@@ -165,13 +165,30 @@ def _possible(vocabulary: v.Vocabulary) -> dict[str, dict[tuple[bool, bool], tup
 
 
 def _alternations(vocabulary: v.Vocabulary,
-                  possible: dict | None = None) -> dict[str, dict[tuple[bool, bool], re.Pattern]]:
-    """Per category, one alternation for each (text has Latin, text has
-    ideographs) of the patterns such a text can match."""
+                  possible: dict | None = None) -> dict[str, dict[tuple[bool, bool], tuple]]:
+    """Per category, for each (text has Latin, text has ideographs), one
+    alternation of the patterns such a text can match, and the class of the
+    characters their matches start with (``first_chars``; None when one
+    pattern may start anywhere). re tries an alternation whose patterns
+    start with classes or anchors at every position of the text; the class,
+    a quick scan, finds where a match can first start, and the alternation
+    is searched from there: the same answer, less than half the time on a
+    Chinese clause (a question search 0.80 -> 0.32 µs)."""
     possible = possible if possible is not None else _possible(vocabulary)
-    return {category: {scripts: re.compile("|".join(f"(?:{p.pattern})" for p, _ in patterns) or r"(?!)", re.I)
+    return {category: {scripts: (re.compile("|".join(f"(?:{p.pattern})" for p, _ in patterns) or r"(?!)", re.I),
+                                 _scan(firsts for _, firsts in patterns))
                        for scripts, patterns in by_scripts.items()}
             for category, by_scripts in possible.items()}
+
+
+def _scan(firsts: Iterable[frozenset[str] | None]) -> re.Pattern | None:
+    """A class of every character in ``firsts``; None when one is unknown."""
+    chars: set[str] = set()
+    for found in firsts:
+        if found is None:
+            return None
+        chars |= found
+    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]") if chars else None
 
 
 def _reading(vocabulary: v.Vocabulary) -> tuple[dict, dict[str, dict], dict[str, dict], dict[tuple, object], dict]:
@@ -272,7 +289,12 @@ class Reader:
     def _search(self, category: str, tested: dict, text: str, scripts: tuple[bool, bool]) -> bool:
         """One search of ``category``'s alternation for a text of ``scripts``,
         its answer kept in ``tested`` (the category's yes/no memo)."""
-        found = self._any[category][scripts].search(text) is not None
+        alternation, scan = self._any[category][scripts]
+        if scan is None:
+            found = alternation.search(text) is not None
+        else:  # no match starts before the first character one can start with
+            start = scan.search(text)
+            found = start is not None and alternation.search(text, start.start()) is not None
         if len(text) <= _MEMO_TEXT:
             if len(tested) >= _TESTED:
                 forget_oldest(tested)

@@ -188,11 +188,26 @@ def test_a_reading_of_every_assistant_answer_grows_with_the_chain_as_read_afresh
 
 
 def test_a_text_in_one_script_is_not_searched_with_the_others_patterns():
-    alternations = rd._alternations(v.DEFAULT)[v.HOLD]
-    assert "先别" not in alternations[(True, False)].pattern and "hold" in alternations[(True, False)].pattern
-    assert "hold" not in alternations[(False, True)].pattern and "先别" in alternations[(False, True)].pattern
-    question = rd._alternations(v.DEFAULT)[v.QUESTION][(False, False)].pattern
+    alternations = {scripts: alternation.pattern for scripts, (alternation, _) in
+                    rd._alternations(v.DEFAULT)[v.HOLD].items()}
+    assert "先别" not in alternations[(True, False)] and "hold" in alternations[(True, False)]
+    assert "hold" not in alternations[(False, True)] and "先别" in alternations[(False, True)]
+    question = rd._alternations(v.DEFAULT)[v.QUESTION][(False, False)][0].pattern
     assert "?" in question and "吗" not in question  # a question mark alone needs no script
+
+
+def test_an_alternation_is_searched_from_where_a_match_can_first_start():
+    """The class of first characters lists every character a match of the
+    category can start with, or is None when one pattern may start anywhere;
+    the answers are those of the whole search (below, every pattern)."""
+    alternation, scan = rd._alternations(v.DEFAULT)[v.HOLD][(False, True)]
+    assert scan is not None and scan.search("等我下周再说") and not scan.search("好的")
+    assert rd._scan([frozenset("ab"), None]) is None and rd._scan([]) is None
+    reader = rd.Reader(v.DEFAULT)
+    for text in ["好的好的，先别提交", "算了，先别提交了", "好", "能不能先别提交？", "无关的话无关的话"]:
+        for category in (v.HOLD, v.QUESTION, v.CONSENT, v.ABANDON):
+            assert reader.matches(category, text) == any(
+                p.search(text) for ps in v.DEFAULT.patterns[category].values() for p in ps), (category, text)
 
 
 def test_an_extended_corpus_asked_again_answers_as_a_fresh_one():
