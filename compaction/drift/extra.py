@@ -60,7 +60,7 @@ def check_question_as_requirement(d: DriftInput) -> list[Finding]:
     closest to the line."""
     out = []
     for line in d.lines:
-        if line.section != notes.REQUESTS or notes.is_hold(line.text) or notes.is_abandoned(line.text):
+        if line.section != notes.REQUESTS or line.marked_hold or line.marked_abandoned:
             continue
         own = clauses(line.own)
         if not own or not all(d.vocabulary.matches(v.QUESTION, clause) for clause in own):

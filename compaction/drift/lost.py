@@ -36,7 +36,7 @@ def check_lost_constraint(d: DriftInput) -> list[Finding]:
     requests); proof: the message that stated it."""
     conditions: list[Condition] = []
     for line in d.parent_lines:
-        if line.section in MATTER_SECTIONS and not notes.is_abandoned(line.text):
+        if line.section in MATTER_SECTIONS and not line.marked_abandoned:
             for text in (line.own, *line.quotes):
                 conditions += d.conditions_in(text, message_id=None, order=-1, section=line.section)
     for user in d.users:

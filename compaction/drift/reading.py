@@ -175,6 +175,16 @@ class LineReading(Holding):
         self.own = own  # the line's own words, without its quote
         self.quotes = quotes
 
+    @read_once
+    def marked_hold(self) -> bool:
+        """The line starts with the hold marker (``暂缓：`` / ``On hold:``)."""
+        return notes.is_hold(self.text)
+
+    @read_once
+    def marked_abandoned(self) -> bool:
+        """The line starts with the abandoned marker (``已放弃：`` / ``Abandoned:``)."""
+        return notes.is_abandoned(self.text)
+
 
 def read_lines(note: notes.Note) -> list[LineReading]:
     return [LineReading(line.section, line.number, line.text, notes.without_quote(line.text),

@@ -70,7 +70,7 @@ def check_retracted_consent(d: DriftInput) -> list[Finding]:
     consent and the hold."""
     out = []
     for line in d.lines:
-        if line.section not in CONSENT_SECTIONS or notes.is_hold(line.text) or notes.is_abandoned(line.text):
+        if line.section not in CONSENT_SECTIONS or line.marked_hold or line.marked_abandoned:
             continue
         if d.vocabulary.matches(v.HOLD, line.own):
             continue
@@ -113,7 +113,7 @@ def check_abandoned_unmarked(d: DriftInput) -> list[Finding]:
     the abandoning message."""
     out = []
     for line in d.lines:
-        if line.section not in MATTER_SECTIONS or notes.is_abandoned(line.text):
+        if line.section not in MATTER_SECTIONS or line.marked_abandoned:
             continue
         if any(d.vocabulary.unnegated(v.ABANDON, t) for t in (line.own, *line.quotes)):
             continue
