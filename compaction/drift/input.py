@@ -233,13 +233,18 @@ class DriftInput:
     def _abandons_by_term(self) -> dict[str, tuple[int, ...]]:
         return self.chain.abandons_by_term
 
+    @read_once
+    def _abandon_terms(self) -> frozenset[str]:
+        """The terms some abandonment is about (a text's other terms lead to none)."""
+        return frozenset(self._abandons_by_term)
+
     def latest_dropped(self, found: frozenset[str]):
         """The latest abandonment a text with key terms ``found`` is about
         whose matter was not asked for again (``resumed``), or None. Read
         from the latest back, stopping at the first: the abandonments sharing
         a term with the text, not every one of them."""
         by_term, abandons = self._abandons_by_term, self.abandons
-        for i in sorted({i for term in found for i in by_term.get(term, ())}, reverse=True):
+        for i in sorted({i for term in found & self._abandon_terms for i in by_term[term]}, reverse=True):
             abandon = abandons[i]
             if self.about_dropped(found, abandon[1], abandon[2]) and not self.resumed(*abandon):
                 return abandon
