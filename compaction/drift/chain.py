@@ -17,8 +17,7 @@ The parts: the user messages by key term (a rule about a term looks at the
 messages sharing it; those that ask a question, apart), the user, assistant and
 tool corpora (one search for a quote; lower-cased too, for tool wording), the values each assistant answer and
 tool result holds (dates, clock times, amounts: ``tool_detail_in_requests``),
-the values the user said, what the user asked to have done, the go-ahead
-events and the abandonments.
+the values the user said, the go-ahead events and the abandonments.
 """
 
 from __future__ import annotations
@@ -107,7 +106,6 @@ class ChainIndex:
     user_date_keys = property(lambda self: self.part("user_date_keys"))
     user_numbers = property(lambda self: self.part("user_numbers"))
     user_clock_times = property(lambda self: self.part("user_clock_times"))
-    asking_terms = property(lambda self: self.part("asking_terms"))
     events = property(lambda self: self.part("events"))
     abandons = property(lambda self: self.part("abandons"))
     abandons_by_term = property(lambda self: self.part("abandons_by_term"))
@@ -186,8 +184,6 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
         n for user in ix.users[u:] for n in numbers(user.message.text)}),
     "user_clock_times": (frozenset, lambda old, ix, u, a, t: old | {
         key for user in ix.users[u:] for _, key in values.clock_times(user.message.text)}),
-    "asking_terms": (list, lambda old, ix, u, a, t: old + [
-        key_terms(clause) for user in ix.users[u:] for clause in user.asking_clauses]),
     "events": (list, lambda old, ix, u, a, t: old + [user for user in ix.users[u:] if user.state]),
     "abandons": (list, lambda old, ix, u, a, t: old + [_abandon(ix.users, user) for user in ix.users[u:]
                                                       if user.abandon]),

@@ -100,7 +100,7 @@ def check_assistant_ask_as_todo(d: DriftInput) -> list[Finding]:
         waiting = d.vocabulary.matches(v.ASSISTANT_ASK, line.own)
         if not asked and not waiting:
             continue
-        if any(shared(asking, line_terms) >= 2 for asking in d.asking_terms):
+        if d.user_asked_for(line_terms):
             continue
         out.append(finding(
             ASSISTANT_ASK_AS_TODO, section=line.section, line=line.number, message_ids=asked, subject=line.own,

@@ -174,10 +174,21 @@ class DriftInput:
         chain, read on from the last generation's)."""
         return self.chain.per_assistant(name, read)
 
-    @read_once
-    def asking_terms(self) -> list[frozenset[str]]:
-        """The key terms of every user clause that asks for something to be done."""
-        return self.chain.asking_terms
+    def user_asked_for(self, terms: frozenset[str]) -> bool:
+        """Some clause of a user message that asks for something to be done
+        (``UserReading.asking_clauses``) shares key terms worth 2 with
+        ``terms``. A clause's key terms are some of its message's (a clause
+        is a slice of the message cut at punctuation), so only the messages
+        that share terms worth 2 with ``terms`` can hold one, and only their
+        clauses' roles are read — not those of every message of the chain
+        (some 1 ms of a generation's check, issue 14)."""
+        by_term = self.users_by_term
+        for order in sorted({order for term in terms for order in by_term.get(term, ())}):
+            user = self.users[order]
+            if shared(user.terms, terms) >= 2 and any(
+                    shared(key_terms(clause), terms) >= 2 for clause in user.asking_clauses):
+                return True
+        return False
 
     @read_once
     def user_by_id(self) -> dict[str, UserReading]:

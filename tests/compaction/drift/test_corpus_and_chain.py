@@ -426,3 +426,28 @@ def test_a_user_messages_reading_is_taken_again_from_its_chain_only_where_the_me
     assert (three.users[1].message.text, three.users[1].order, three.users[1].state) == ("现在可以提交申请了，我同意。", 1,
                                                                                           "consent")
     assert two.users[1].state == "hold"
+
+
+def test_the_user_asked_for_what_some_asking_clause_of_any_user_message_shares():
+    """``user_asked_for`` reads only the messages sharing terms worth 2 with
+    the words; the plain rule reads every asking clause of every message."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff.reading import key_terms, shared
+
+    d = _repair_input()
+    asking = [key_terms(clause) for u in d.users for clause in u.asking_clauses]
+    known = sorted({t for terms in asking for t in terms} | set(d.users_by_term))
+
+    def plainly(terms):
+        return any(shared(clause_terms, terms) >= 2 for clause_terms in asking)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.frozensets(st.sampled_from(known + ["未见过", "zzz"]), max_size=8))
+    def agrees(terms):
+        assert d.user_asked_for(terms) == plainly(terms)
+
+    agrees()
+    answers = [d.user_asked_for(frozenset(u.terms)) for u in d.users]
+    assert answers == [plainly(u.terms) for u in d.users] and any(answers) and not all(answers)
