@@ -187,9 +187,9 @@ class LineReading(Holding):
 
 
 def read_lines(note: notes.Note) -> list[LineReading]:
-    return [LineReading(line.section, line.number, line.text, notes.without_quote(line.text),
-                        tuple(notes.quotes(line.text)))
-            for line in note.lines if not notes.is_none_line(line.text)]
+    return [LineReading(line.section, line.number, line.text, own, tuple(fragments))
+            for line in note.lines if not notes.is_none_line(line.text)
+            for own, fragments in (notes.split_quote(line.text),)]
 
 
 @dataclass(frozen=True)

@@ -174,27 +174,29 @@ def is_none_line(text: str) -> bool:
 def quotes(text: str) -> list[str]:
     """The user's verbatim words a line quotes after ``原话：`` / ``quote:``,
     split at ``；`` / ``;`` into fragments, quotation marks removed."""
-    match = _ZH_QUOTE.search(text) or _EN_QUOTE.search(text)
-    if not match:
-        return []
-    fragments = []
-    for part in _QUOTE_SPLIT.split(match.group(1)):
-        part = part.strip().strip(_QUOTE_MARKS).strip()
-        if part:
-            fragments.append(part)
-    return fragments
+    return split_quote(text)[1]
 
 
 def without_quote(text: str) -> str:
     """The line's own words: ``text`` without the parenthesised quote it
     ends with (the part ``quotes`` reads), trailing punctuation kept."""
+    return split_quote(text)[0]
+
+
+def split_quote(text: str) -> tuple[str, list[str]]:
+    """``(without_quote(text), quotes(text))``, the quote found once."""
     match = _ZH_QUOTE.search(text) or _EN_QUOTE.search(text)
     if not match:
-        return text.strip()
+        return text.strip(), []
+    fragments = []
+    for part in _QUOTE_SPLIT.split(match.group(1)):
+        part = part.strip().strip(_QUOTE_MARKS).strip()
+        if part:
+            fragments.append(part)
     head = text[:match.start()].rstrip()
     if head.endswith(("（", "(")):
         head = head[:-1]
-    return head.rstrip()
+    return head.rstrip(), fragments
 
 
 def heading_lines(text: str) -> dict[str, int]:
