@@ -68,6 +68,10 @@ DIRECT_REQUEST = v.DIRECT_REQUEST
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<![0-9])\.(?=\s|$)|…{2,}|\.{3,}")
 _CLAUSE_MARK = re.compile(r"[，：]|,(?!\d)|:(?!\d)")
 _ANY_END = re.compile(f"(?:{_SENTENCE_END.pattern}|{_CLAUSE_MARK.pattern})+")
+# Every match of ``_ANY_END`` starts with one of these: a class scan finds
+# where the next one can start, where ``finditer`` tries every position
+# against every mark (``_ends``: the same matches).
+_END_START = re.compile(r"[。！？!?；;\n.…，：,:]")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 EDGE_PUNCT = " \t\r\n，,。.！!；;：:、…~～"
@@ -169,7 +173,7 @@ def cut(text: str) -> tuple[str, ...]:
     Each clause keeps a closing ``？`` / ``?`` (it tells a question) and
     loses other edge punctuation."""
     out, start = [], 0
-    for match in _ANY_END.finditer(text):
+    for match in _ends(text):
         piece = text[start:match.start()].strip()
         start = match.end()
         if edge_strip(piece):
@@ -178,6 +182,22 @@ def cut(text: str) -> tuple[str, ...]:
     if edge_strip(tail):
         out.append(tail)
     return tuple(out)
+
+
+def _ends(text: str):
+    """``_ANY_END.finditer(text)``: each match, tried only where one of its
+    first characters stands."""
+    at = 0
+    while True:
+        candidate = _END_START.search(text, at)
+        if candidate is None:
+            return
+        match = _ANY_END.match(text, candidate.start())
+        if match is None:
+            at = candidate.start() + 1
+        else:
+            yield match
+            at = match.end()
 
 
 def reader(vocabulary: v.Vocabulary | Reader) -> Reader:
