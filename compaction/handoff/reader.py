@@ -32,12 +32,15 @@ _TESTED = 1 << 11
 _READINGS: dict[int, tuple] = {}
 
 # Which scripts a text holds: a pattern that needs a Latin letter cannot
-# match a text without one (re.I folds ſ and K, the Kelvin sign, into s and
-# k, so the test is re's own), nor one that needs an ideograph a text
-# without one. Skipping those patterns changes no answer; on a Chinese
-# clause it skips most English patterns, and the other way round.
-_HAS_LATIN = re.compile(r"[a-z]", re.I)
-_HAS_CJK = CJK_RUN
+# match a text without one (a letter as re.I reads [a-z]: with İ, ı, ſ and
+# K, the Kelvin sign, which it folds into i, s and k), nor one that needs an
+# ideograph a text without one. Skipping those patterns changes no answer;
+# on a Chinese clause it skips most English patterns, and the other way
+# round. The class is written out rather than folded (re scans ahead for a
+# class that is not case-folded, and tries a folded one at every position),
+# and the ideograph test is one ideograph, not a run, for the same reason.
+_HAS_LATIN = re.compile("[a-zA-Z\u0130\u0131\u017f\u212a]")
+_HAS_CJK = re.compile(CJK_RUN.pattern[:-1])
 
 
 def _script_of(code: int, script: str) -> bool:

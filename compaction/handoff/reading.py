@@ -178,6 +178,7 @@ def memoised(fn=None, *, limit: int = _MEMO):
 # ---------------------------------------------------------------- normalisation
 
 _WS = re.compile(r"\s+")
+_ANY_WS = re.compile(r"\s")  # the test alone: one class, which re scans for faster than a run
 _SPACE_BY_WIDE = re.compile(r" (?=[^\x00-\x7f])|(?<=[^\x00-\x7f]) ")
 EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
 
@@ -186,7 +187,7 @@ EDGE = " \t\n。，,.!！?？；;、：:" + "\"'“”‘’「」『』"
 def normalise(text: str) -> str:
     """Whitespace normalisation (SPEC §8). A text without whitespace is its
     own normal form (found by one search instead of two substitutions)."""
-    if not _WS.search(text):
+    if not _ANY_WS.search(text):
         return text
     return _SPACE_BY_WIDE.sub("", _WS.sub(" ", text).strip())
 
@@ -265,7 +266,10 @@ def shared(a: frozenset[str], b: frozenset[str]) -> int:
 
 # ---------------------------------------------------------------- numbers and ids
 
-_NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
+# A digit not after a digit or a dot, and what follows it: the look-behind
+# comes after the first digit (it looks at the character before it), so re
+# finds each number by scanning for a digit instead of trying every position.
+_NUMBER = re.compile(r"\d(?<![\d.].)[\d,]*(?:\.\d+)?(?![\d])")
 _ID_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-_/]{3,}(?![A-Za-z0-9])")
 _ISO_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$")
 _QUANTITY = re.compile(r"^\d{1,5}(?:\.\d+)?[A-Za-z]{1,3}$")  # 128GB, 15kg: an amount, not an id

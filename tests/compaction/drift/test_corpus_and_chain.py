@@ -104,6 +104,9 @@ def test_the_case_folds_the_first_characters_allow_are_all_of_re_s():
         lower = next(c for c in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(c, char, re.I))
         folded[lower] = folded.get(lower, "") + char
     assert folded == rd._FOLDED
+    # the Latin-letter test is re.I's [a-z], written out
+    assert [c for c in map(chr, range(0x110000)) if rd._HAS_LATIN.fullmatch(c)] == \
+        [c for c in map(chr, range(0x110000)) if letter.fullmatch(c)]
 
 
 def test_every_match_of_every_pattern_starts_with_one_of_its_first_characters():

@@ -194,3 +194,24 @@ def test_a_clock_time_needs_its_colon():
 
     assert values.clock_times("下午3:30或者15：45") == [("3:30", "3:30"), ("15:45", "15:45")]
     assert values.clock_times("下午3点30分") == []
+
+
+def test_numbers_are_the_digits_not_after_a_digit_or_a_dot_with_what_follows():
+    """``_NUMBER`` looks behind after its first digit (so re scans for a
+    digit): the numbers of the look-behind-first pattern, whatever the text."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff import reading
+
+    plain = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="0123456789.,a 元-", max_size=14))
+    def agrees(text):
+        assert reading._NUMBER.findall(text) == plain.findall(text)
+
+    agrees()
+    assert reading.numbers("预算4,000以内，v1.5 和 .5") == frozenset({"4000", "1.5"})
