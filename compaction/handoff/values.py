@@ -26,14 +26,21 @@ TIME = "time"
 AMOUNT_VALUE = "amount"
 WORD = "word"
 
+# (year, month, day) and (month, day), each not right after a digit (nor,
+# for a month, after 年 - / .): the look-behind comes after the first digit
+# and looks at the character before it, so re finds a date by scanning for a
+# digit instead of trying every position.
 _DATE_FORMS = (
-    re.compile(r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*[日号]?(?!\d)"),
-    re.compile(r"(?<![\d年\-/.])()(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"),
+    re.compile(r"(\d(?<!\d\d)\d{3})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*[日号]?(?!\d)"),
+    re.compile(r"(\d(?<![\d年\-/.]\d)\d?)\s*月\s*(\d{1,2})\s*[日号]"),
 )
 _MONTHS = {m: i for i, names in enumerate(
     (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
      ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
      ("december", "dec")), start=1) for m in names}
+# The letters re.I lets a month's name hold besides ASCII ones ("ſep", with
+# the long s), read as the ASCII letter they fold into.
+_FOLDS = str.maketrans({"ſ": "s", "\u212a": "k", "İ": "i", "ı": "i"})
 _MONTH_NAME = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _EN_DATE_FORMS = (
     re.compile(rf"\b({_MONTH_NAME})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),
@@ -50,6 +57,7 @@ DateKey = tuple  # (year or None, month, day)
 # Every date form holds a digit (``\d``, as the forms read it): a text
 # without one holds no date, found by one search instead of four.
 _DIGIT = re.compile(r"\d")
+_LATIN = re.compile("[a-zA-Z\u0130\u0131\u017f\u212a]")  # [a-z] as re.I reads it (``reader._HAS_LATIN``)
 
 
 @memoised
@@ -60,14 +68,17 @@ def dates(text: str) -> tuple[tuple[str, DateKey], ...]:
     found = []
     for form in _DATE_FORMS:
         for m in form.finditer(text):
-            month, day = int(m.group(2)), int(m.group(3))
+            year, month, day = m.groups() if form.groups == 3 else (None, *m.groups())
+            month, day = int(month), int(day)
             if 1 <= month <= 12 and 1 <= day <= 31:
-                found.append((m.group().strip(), (int(m.group(1)) if m.group(1) else None, month, day)))
+                found.append((m.group().strip(), (int(year) if year else None, month, day)))
+    if not _LATIN.search(text):  # a month's name is Latin letters (as re.I reads them)
+        return tuple(found)
     for i, form in enumerate(_EN_DATE_FORMS):
         for m in form.finditer(text):
             name, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             if 1 <= int(day) <= 31:
-                found.append((m.group().strip(), (None, _MONTHS[name.lower()], int(day))))
+                found.append((m.group().strip(), (None, _MONTHS[name.translate(_FOLDS).lower()], int(day))))
     return tuple(found)
 
 

@@ -215,3 +215,29 @@ def test_numbers_are_the_digits_not_after_a_digit_or_a_dot_with_what_follows():
 
     agrees()
     assert reading.numbers("预算4,000以内，v1.5 和 .5") == frozenset({"4000", "1.5"})
+
+
+def test_dates_are_found_as_the_look_behind_first_forms_find_them():
+    """The date forms look behind after their first digit (so re scans for a
+    digit), and the English forms run only on a text with a Latin letter:
+    the dates of the plain forms, whatever the text."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff import values
+
+    plain = (re.compile(r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*[日号]?(?!\d)"),
+             re.compile(r"(?<![\d年\-/.])()(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"))
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="0123456789-/.年月日号 a", max_size=16))
+    def agrees(text):
+        for new, old in zip(values._DATE_FORMS, plain):
+            assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
+
+    agrees()
+    assert values.dates.__wrapped__("2026-08-31签收，8月31日，Aug 31, ſep 3") == (
+        ("2026-08-31", (2026, 8, 31)), ("8月31日", (None, 8, 31)), ("Aug 31", (None, 8, 31)), ("ſep 3", (None, 9, 3)))
+    assert values.dates("due aprıl 2") == (("aprıl 2", (None, 4, 2)),)  # re.I folds ı into i: no KeyError
