@@ -97,6 +97,12 @@ def detect_language(texts) -> str:
     return ZH if cjk and cjk * 4 >= latin else EN
 
 
+def _heading(stripped: str) -> re.Match | None:
+    """``_HEADING``'s match of a stripped line; a line not starting with ``#``
+    (every line of a section) is none, without a search."""
+    return _HEADING.match(stripped) if stripped[:1] == "#" else None
+
+
 def extract_summary(text: str) -> str:
     """The note inside ``<summary>…</summary>`` when present (the first such
     block), else the whole text; surrounding whitespace removed."""
@@ -109,7 +115,7 @@ def heading_problem(text: str) -> str:
     headings must be exactly the six of one language, once each, in order."""
     found = []
     for line in text.splitlines():
-        match = _HEADING.match(line.strip())
+        match = _heading(line.strip())
         if match:
             found.append(match.group(1))
     known = [h for h in found if h in _HEADING_TO_SECTION]
@@ -144,7 +150,7 @@ def parse(text: str) -> Note:
     lines: list[NoteLine] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
-        match = _HEADING.match(stripped)
+        match = _heading(stripped)
         if match and match.group(1) in _HEADING_TO_SECTION:
             language, section = _HEADING_TO_SECTION[match.group(1)]
             continue
@@ -204,7 +210,7 @@ def heading_lines(text: str) -> dict[str, int]:
     where a finding about something missing from a section points."""
     found: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
-        match = _HEADING.match(raw.strip())
+        match = _heading(raw.strip())
         if match and match.group(1) in _HEADING_TO_SECTION:
             found.setdefault(_HEADING_TO_SECTION[match.group(1)][1], number)
     return found
