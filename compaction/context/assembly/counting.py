@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .neutral import Content, Message, Opaque, Text, ToolCall, ToolResult
 
@@ -80,11 +80,15 @@ class CachedCounter:
 
     _DIGEST_FROM = 256
 
-    def __init__(self, count: TextCounter, *, name: str | None = None, maxsize: int = 200_000):
+    def __init__(self, count: TextCounter, *, name: str | None = None, maxsize: int = 200_000,
+                 splits_at_newlines: bool = False):
         self._count = count
         self._cache: dict[Any, int] = {}
         self._maxsize = maxsize
         self.name = name or getattr(count, "__name__", "counter")
+        # Whether the wrapped counter counts newline-joined text piece by
+        # piece (``count_joined``); only a counter that says so is trusted.
+        self.splits_at_newlines = splits_at_newlines
 
     def __call__(self, text: str) -> int:
         if not text:
@@ -111,9 +115,9 @@ def default_counter() -> CachedCounter:
     """tiktoken (offline cl100k_base) through ``compaction.tokens``, cached."""
     global _DEFAULT
     if _DEFAULT is None:
-        from compaction.tokens import count_tokens, token_estimator_name
+        from compaction.tokens import count_tokens, splits_at_newlines, token_estimator_name
 
-        _DEFAULT = CachedCounter(count_tokens, name=token_estimator_name())
+        _DEFAULT = CachedCounter(count_tokens, name=token_estimator_name(), splits_at_newlines=splits_at_newlines())
     return _DEFAULT
 
 
@@ -179,6 +183,32 @@ def count_message(message: Message, count: TextCounter) -> int:
         elif isinstance(value, (list, dict, int, float)):
             total += count(canonical_json(value))
     return total
+
+
+_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def count_joined(texts: Sequence[str], count: TextCounter) -> int:
+    """``count("\n".join(texts))``. With a counter that splits at newlines
+    (``compaction.tokens.splits_at_newlines``, said by the counter's
+    ``splits_at_newlines``) it is the sum of each text's own count, plus one
+    per newline after a text ending with an ASCII letter or digit (the
+    others are counted with their newline), when no text after the first
+    starts with whitespace: the texts' counts are reused from the cache and
+    the joined text is never encoded. Otherwise the joined text is counted."""
+    if not getattr(count, "splits_at_newlines", False) \
+            or any(not t or t[0].isspace() for t in texts[1:]):
+        return count("\n".join(texts))
+    total = count(texts[-1]) if texts else 0
+    for text in texts[:-1]:
+        total += count(text) + 1 if text and text[-1] in _ASCII_ALNUM else count(text + "\n")
+    return total
+
+
+def count_note(texts: Sequence[str], count: TextCounter) -> int:
+    """``count_message`` of a note whose one text is ``"\n".join(texts)``:
+    a plain text message, its overhead and its text (``count_joined``)."""
+    return MESSAGE_OVERHEAD + count_joined(texts, count)
 
 
 def count_system(system: Content | None, count: TextCounter) -> int:

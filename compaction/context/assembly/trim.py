@@ -69,13 +69,14 @@ from typing import Callable, Sequence
 
 from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
-from .counting import TextCounter, count_message
+from .counting import TextCounter, count_message, count_note
 from .errors import InvariantBroken
 from .ledger import LedgerEntry
 from .neutral import ANTHROPIC, Message
 from .notes import (
     LEDGER_NOTE,
     SUMMARY_NOTE,
+    ledger_note_lines,
     ledger_note_text,
     note_message,
     summary_lines,
@@ -193,8 +194,11 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def ledger_note() -> Message:
         key = ("ledger", len(out_of_view))
         if key not in cache:
-            note = note_message(format, ledger_note_text(gone_lines()), LEDGER_NOTE)
-            cache[key] = (note, count_message(note, count))
+            # Counted from its lines, which the walk and the removals counted
+            # already (``count_note``): the note's text is not encoded again.
+            lines = ledger_note_lines(gone_lines())
+            note = note_message(format, "\n".join(lines), LEDGER_NOTE)
+            cache[key] = (note, count_note(lines, count))
         return cache[key][0]
 
     def exact_ledger_cost() -> int:
