@@ -247,21 +247,25 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         return {"format": format, "tokens_before": exact_tokens_before(), "budget": budget, "steps": list(steps),
                 "token_counter": counter_name(count), **extra}
 
-    violations = validate(msgs, format)
+    # Each validation of the list the next steps work on also pairs its
+    # calls with their results (``pairs``), for the ledger and the notes.
+    pairs: dict = {}
+    violations = validate(msgs, format, pairs=pairs)
     steps.append({"step": "validate_input", "violations": len(violations)})
     repairs: list[dict] = []
     placeholders: frozenset[int] = frozenset()
     if violations:
         if cfg.on_pairing_error == SYNTHESIZE_ERROR_RESULTS and repairable(violations):
             msgs, repairs, placeholders = synthesize_error_results(msgs, violations, format)
-            again = validate(msgs, format)
+            pairs = {}
+            again = validate(msgs, format, pairs=pairs)
             steps.append({"step": "synthesize_error_results", "repaired": len(repairs), "violations": len(again)})
             if again:
                 raise InvariantBroken(f"repair left {again}")
         else:
             raise PairingError(violations, report=partial(violations=[v.as_dict() for v in violations]))
 
-    ledger = build_ledger(msgs, cfg.side_effect_tools, format=format, placeholders=placeholders)
+    ledger = build_ledger(msgs, cfg.side_effect_tools, format=format, placeholders=placeholders, pairs=pairs)
 
     loop = compact_tool_loop(msgs, format=format, config=cfg.loop, previous_summary=cfg.work_summary,
                              summariser=summariser or DeterministicLoopSummariser(count), count=count,
@@ -270,7 +274,8 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
                  "covered": len(loop.covered_indices)}
     changed = len(loop.messages) != len(msgs) or not all(map(operator.is_, loop.messages, msgs))
     if changed:
-        again = validate(loop.messages, format)
+        pairs = {}
+        again = validate(loop.messages, format, pairs=pairs)
         loop_step["violations"] = len(again)
         if again:
             raise InvariantBroken(f"loop compaction left {again}")
@@ -305,7 +310,7 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
     outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
                    budget=budget, tighten=tighten,
                    gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), tokens=tokens,
-                   count_all=count_all, observer=observer)
+                   count_all=count_all, observer=observer, pairs=pairs)
     steps.extend(outcome.steps)
     if not outcome.fits:
         sizes, buckets = refusal_sizes()

@@ -308,13 +308,14 @@ FACTS = _Facts()
 
 
 def build_ledger(messages: Sequence[Message], declared: Any = None, *, format: str,
-                 placeholders: frozenset[int] = frozenset()) -> list[LedgerEntry]:
+                 placeholders: frozenset[int] = frozenset(), pairs: dict | None = None) -> list[LedgerEntry]:
     """One entry per side-effecting call of a VALID ``messages``, in call
     order. ``placeholders``: the ``id()`` of the repair's placeholder results
-    (their calls are ``missing``)."""
+    (their calls are ``missing``); ``pairs``: ``validator.pair_results`` of
+    ``messages`` when the caller has it (its validation found them)."""
     from .validator import pair_results
 
-    results = pair_results(messages, format)
+    results = pairs if pairs is not None else pair_results(messages, format)
     entries: list[LedgerEntry] = []
     for pos, m in enumerate(messages):
         for call in m.calls:

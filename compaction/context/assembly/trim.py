@@ -132,12 +132,13 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
          ledger: list[LedgerEntry], count: TextCounter, fixed_tokens: int, budget: int, tighten: int = 0,
          gone: frozenset = frozenset(), tokens: Callable[[Message], int] | None = None, count_all: bool = False,
-         observer: Callable[[str, list[Message]], None] | None = None) -> TrimOutcome:
+         observer: Callable[[str, list[Message]], None] | None = None, pairs: dict | None = None) -> TrimOutcome:
     """``gone``: (input index, call id) of ledger entries already out of the
     raw messages (folded by the tool loop); the ledger note names them from
     the start. ``tokens`` counts one message exactly (the assembler's memo;
     default ``count_message``) for the units not counted yet; ``count_all``
-    counts every unit instead of only those the budget needs."""
+    counts every unit instead of only those the budget needs; ``pairs``:
+    ``validator.pair_results`` of ``messages`` when the caller has it."""
     if tokens is None:
         def tokens(m: Message) -> int:
             return count_message(m, count)
@@ -153,7 +154,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
-    results = pair_results(messages, format) if summarize else {}
+    results = (pairs if pairs is not None else pair_results(messages, format)) if summarize else {}
 
     dropped: list[Unit] = []
     # The ledger entries whose calls are no longer in the request raw: the

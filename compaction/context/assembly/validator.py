@@ -120,12 +120,17 @@ class Violation:
         return {"index": self.index, "id": self.id, "problem": self.problem, "message": self.detail}
 
 
-def validate(messages: Sequence[Message], format: str, *, warnings: list | None = None) -> list[Violation]:
+def validate(messages: Sequence[Message], format: str, *, warnings: list | None = None,
+             pairs: dict | None = None) -> list[Violation]:
     """Every pairing violation of ``messages`` in ``format``, in message order.
 
     ``warnings``, when given, receives the ``reused_call_id`` findings
     (OpenAI only: an id a later assistant message uses again, each answered
-    in its own run; see the module docstring).
+    in its own run; see the module docstring). ``pairs``, when given,
+    receives each call's answer where the format requires it: (position of
+    the call's message, call id) -> (the result, its message, its position),
+    the first such result (``pair_results``), so a caller that validates
+    need not pair the calls again.
     """
     if format not in (OPENAI, ANTHROPIC):
         raise ValueError(f"unknown format {format!r}")
@@ -204,6 +209,8 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
                 else:
                     answered.add(key)
                     accounted.add(key)
+                    if pairs is not None:
+                        pairs[key] = (result, m, i)
                 continue
             earlier = [a for a in at_list if a < i]
             if not earlier:
@@ -235,24 +242,10 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
 
 def pair_results(messages: Sequence[Message], format: str) -> dict[tuple[int, str], tuple]:
     """For a VALID list: (position of the call's message, call id) ->
-    (result, the result's message, its position)."""
+    (result, the result's message, its position) — the answers ``validate``
+    accepts, found by it (one home for where a result may stand)."""
     pairs: dict[tuple[int, str], tuple] = {}
-    n = len(messages)
-    for a, m in enumerate(messages):
-        if not m.calls:
-            continue
-        ids = {c.id for c in m.calls}
-        if format == ANTHROPIC:
-            span = range(a + 1, min(a + 2, n))
-        else:
-            end = a + 1
-            while end < n and messages[end].role == "tool":
-                end += 1
-            span = range(a + 1, end)
-        for p in span:
-            for r in messages[p].results:
-                if r.call_id in ids and (a, r.call_id) not in pairs:
-                    pairs[(a, r.call_id)] = (r, messages[p], p)
+    validate(messages, format, pairs=pairs)
     return pairs
 
 
