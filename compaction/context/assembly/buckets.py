@@ -139,7 +139,11 @@ def assign_buckets(units: list[Unit], messages: Sequence[Message], config: Assem
 def measure(unit: Unit, messages: Sequence[Message], tokens: Callable[[Message], int]) -> int:
     """The unit's exact count (``tokens`` counts one message), counted once."""
     if unit.tokens is None:
-        unit.tokens = sum(tokens(messages[p]) for p in range(unit.start, unit.stop))
+        start, stop = unit.start, unit.stop
+        if stop == start + 1:  # a plain message, the commonest unit
+            unit.tokens = tokens(messages[start])
+        else:
+            unit.tokens = sum(map(tokens, messages[start:stop]))
     return unit.tokens
 
 

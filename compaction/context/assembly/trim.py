@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Callable, Sequence
 
 from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
@@ -237,7 +237,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         room = budget - fixed_tokens - protected
         # F(p) for every p (the walk below counts none of candidates[:p] it
         # does not reach, so these stay their floors).
-        floors = [0, *accumulate([unit_floor(units[k]) for _, k in candidates])]
+        floors = [0, *accumulate(map(unit_floor, [units[k] for _, k in candidates]))]
         lowest = None
         if pin_ledger and by_key:
             # min over p' <= p of L(p') - F(p'), for every p: L grows only
@@ -267,7 +267,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         # count holds their lower bound (``unit_floor``); they all go by
         # ``forced``. The walk counted candidates[max(forced, 0):] exactly.
         kept_tokens = protected + floors[max(forced, 0)] + newer
-    uncounted_kept = sum(1 for _, k in candidates[:max(forced, 0)] if units[k].tokens is None)
+    uncounted_kept = [units[k].tokens for _, k in candidates[:max(forced, 0)]].count(None)
 
     def summary_note(cap: int, limit: int) -> tuple[Message, int] | None:
         """The summary note of what was removed, at most ``cap`` tokens — or
@@ -304,16 +304,21 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def view(note: Message | None) -> tuple[list[Message], list[str]]:
         out: list[Message] = []
         buckets: list[str] = []
-        for k, unit in enumerate(units):
-            if k == anchor and note is not None:
-                out.append(note)
-                buckets.append("note")
-            if kept[k]:
-                out.extend(messages[unit.start:unit.stop])
-                buckets.extend([unit.bucket] * (unit.stop - unit.start))
-        if anchor == len(units) and note is not None:
+
+        def add(lo: int, hi: int) -> None:
+            for unit in compress(units[lo:hi], kept[lo:hi]):
+                if unit.stop == unit.start + 1:  # (most units are one message)
+                    out.append(messages[unit.start])
+                    buckets.append(unit.bucket)
+                else:
+                    out.extend(messages[unit.start:unit.stop])
+                    buckets.extend([unit.bucket] * (unit.stop - unit.start))
+
+        add(0, anchor)
+        if note is not None:
             out.append(note)
             buckets.append("note")
+        add(anchor, len(units))
         return out, buckets
 
     steps: list[dict] = []
@@ -337,25 +342,24 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         effects of a ring's calls booked in the ledger. Returns the sum of
         their ``unit_floor`` and how many were never counted; the caller
         keeps the running counts."""
-        floors_gone = uncounted_gone = 0
-        for k in ks:
-            unit = units[k]
+        going = [units[k] for k in ks]
+        for unit in going:
             if not unit_is_closed(unit, messages, format):
                 phase_violations[phase] = phase_violations.get(phase, 0) + 1
                 raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
+        for k in ks:
             kept[k] = False
-            dropped.append(unit)
-            if unit.tokens is None:
-                uncounted_gone += 1
-            floors_gone += unit_floor(unit)
-            if unit.kind == RING and by_key:
-                index = messages[unit.start].index
-                for cid in unit.call_ids:
-                    n = by_key.get((index, cid))
-                    if n is not None and n not in out_of_view:
-                        out_of_view.add(n)
-                        account(n)
-        return floors_gone, uncounted_gone
+        dropped.extend(going)
+        if by_key:
+            for unit in going:
+                if unit.kind == RING:
+                    index = messages[unit.start].index
+                    for cid in unit.call_ids:
+                        n = by_key.get((index, cid))
+                        if n is not None and n not in out_of_view:
+                            out_of_view.add(n)
+                            account(n)
+        return sum(map(unit_floor, going)), [u.tokens for u in going].count(None)
 
     def drop(phase: str, k: int) -> None:
         nonlocal kept_tokens, uncounted_kept
