@@ -66,11 +66,22 @@ RESULT_OVERHEAD = 3
 NAME_OVERHEAD = 1
 
 
-# One encoder for every call (``json.dumps`` with options builds a new one each time).
+# One encoder for every call (``json.dumps`` with options builds a new one
+# each time), and its C part built once too: ``JSONEncoder.encode`` makes a
+# new one, with a fresh table of the containers seen, on every call (about
+# 1 µs of the 2.7 µs a τ-bench call's arguments take).
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+_C_CANONICAL = (json.encoder.c_make_encoder(None, _CANONICAL.default, json.encoder.c_encode_basestring, None, ":",
+                                            ",", True, False, True)
+                if json.encoder.c_make_encoder is not None and json.encoder.c_encode_basestring is not None else None)
 
 
 def canonical_json(value: Any) -> str:
+    if _C_CANONICAL is not None:
+        try:
+            return "".join(_C_CANONICAL(value, 0))
+        except RecursionError:
+            pass  # (no table of containers seen: let the full encoder name a circular value)
     return _CANONICAL.encode(value)
 
 
