@@ -54,6 +54,7 @@ from .neutral import (
 )
 
 OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
+_OPENAI_ROLE_SET = frozenset(OPENAI_ROLES)
 
 
 def _is_mapping(value: Any) -> bool:
@@ -160,7 +161,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             errors.add(i, f"messages[{i}]", "a message must be an object")
             continue
         role = raw.get("role")
-        if role not in OPENAI_ROLES:
+        if not isinstance(role, str) or role not in _OPENAI_ROLE_SET:
             errors.add(i, f"messages[{i}].role", f"must be one of {', '.join(OPENAI_ROLES)}")
             continue
         value = raw.get("content", _ABSENT)
@@ -197,7 +198,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
         if raw_calls is None or (type(raw_calls) is list and not raw_calls):
-            plain = NO_EXTRA if len(raw) == (2 if "content" in raw else 1) else _extra(raw, _PLAIN_KEYS)
+            plain = NO_EXTRA if len(raw) == (1 if value is _ABSENT else 2) else _extra(raw, _PLAIN_KEYS)
             append(Message(role, blocks, form, plain, i, (), ()))
             continue
         if type(raw_calls) is not list:
