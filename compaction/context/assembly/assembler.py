@@ -284,8 +284,9 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
 
     # Units are counted as trimming needs them; the protected ones always.
     units = assign_buckets(split_units(msgs, format, None), msgs, cfg)
-    prefix_tokens = fixed + sum(measure(u, msgs, tokens) for u in units if u.bucket == PREFIX)
-    suffix_tokens = sum(measure(u, msgs, tokens) for u in units if u.bucket == SUFFIX)
+    protected = [u for u in units if u.bucket != MIDDLE]
+    prefix_tokens = fixed + sum(measure(u, msgs, tokens) for u in protected if u.bucket == PREFIX)
+    suffix_tokens = sum(measure(u, msgs, tokens) for u in protected if u.bucket == SUFFIX)
     bucket_step = {"step": "buckets"}  # filled in once trimming has counted what it needed
     steps.append(bucket_step)
 

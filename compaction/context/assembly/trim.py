@@ -108,14 +108,34 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
     its own calls, and (OpenAI) no result of the ring's run is left after
     it. O(size of the unit) — the incremental form of the validator that
     trimming relies on after each removal."""
+    return first_open_unit((unit,), messages, format) is None
+
+
+def first_open_unit(units: Sequence[Unit], messages: Sequence[Message], format: str) -> Unit | None:
+    """The first of ``units`` that is not closed (``unit_is_closed``), or
+    None: a run of removals checked in one pass."""
+    n = len(messages)
+    anthropic = format == ANTHROPIC
+    for unit in units:
+        first = messages[unit.start]
+        if unit.kind != RING:
+            if unit.stop != unit.start + 1 or first.calls or first.results:
+                return unit
+            continue
+        after_ok = anthropic or unit.stop >= n or messages[unit.stop].role != "tool"
+        if unit.stop == unit.start + 2 and len(first.calls) == 1:  # the common ring: one call, one result
+            answer = messages[unit.start + 1]
+            if not (after_ok and not answer.calls and len(answer.results) == 1
+                    and answer.results[0].call_id == first.calls[0].id):
+                return unit
+        elif not (after_ok and _answers_exactly(unit, messages)):
+            return unit
+    return None
+
+
+def _answers_exactly(unit: Unit, messages: Sequence[Message]) -> bool:
+    """A ring's results answer exactly its own calls, each once."""
     first = messages[unit.start]
-    if unit.kind != RING:
-        return unit.stop == unit.start + 1 and not first.calls and not first.results
-    after_ok = format == ANTHROPIC or unit.stop >= len(messages) or messages[unit.stop].role != "tool"
-    if unit.stop == unit.start + 2 and len(first.calls) == 1:  # the common ring: one call, one result
-        answer = messages[unit.start + 1]
-        return (after_ok and not answer.calls and len(answer.results) == 1
-                and answer.results[0].call_id == first.calls[0].id)
     calls = {c.id for c in first.calls}
     answered = set()
     for pos in range(unit.start + 1, unit.stop):
@@ -126,7 +146,7 @@ def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool
             if r.call_id not in calls or r.call_id in answered:
                 return False
             answered.add(r.call_id)
-    return answered == calls and after_ok
+    return answered == calls
 
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
@@ -165,8 +185,18 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     estimate = {"tokens": 0}
     cache: dict[tuple, tuple[Message, int]] = {}
 
+    line_texts: dict[int, str] = {}
+
+    def line_of(n: int) -> str:
+        # Each entry's line is weighed by the walk below, again when its ring
+        # goes, and written in the note: formatted once.
+        text = line_texts.get(n)
+        if text is None:
+            text = line_texts[n] = ledger[n].line()
+        return text
+
     def gone_lines() -> list[str]:
-        return [ledger[n].line() for n in sorted(out_of_view)]
+        return [line_of(n) for n in sorted(out_of_view)]
 
     def header_cost() -> int:
         nonlocal header_tokens
@@ -177,11 +207,10 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     line_costs: dict[int, int] = {}
 
     def line_cost(n: int) -> int:
-        # Each entry's line is weighed by the walk below and again when its
-        # ring goes: format and count it once.
+        # (counted once: the walk and the removal both weigh it)
         cost = line_costs.get(n)
         if cost is None:
-            cost = line_costs[n] = count(ledger[n].line()) + 1
+            cost = line_costs[n] = count(line_of(n)) + 1
         return cost
 
     def account(n: int) -> None:
@@ -343,10 +372,10 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         their ``unit_floor`` and how many were never counted; the caller
         keeps the running counts."""
         going = [units[k] for k in ks]
-        for unit in going:
-            if not unit_is_closed(unit, messages, format):
-                phase_violations[phase] = phase_violations.get(phase, 0) + 1
-                raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
+        unit = first_open_unit(going, messages, format)
+        if unit is not None:
+            phase_violations[phase] = phase_violations.get(phase, 0) + 1
+            raise InvariantBroken(f"{phase}: unit {unit.start}..{unit.stop} is not closed")
         for k in ks:
             kept[k] = False
         dropped.extend(going)
