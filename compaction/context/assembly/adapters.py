@@ -185,14 +185,16 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             if call_id is not None and type(call_id) is not str:
                 errors.add(i, f"messages[{i}].tool_call_id", "must be a string")
                 continue
-            result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
+            has_id = call_id is not None or "tool_call_id" in raw
+            result = ToolResult(call_id if has_id else None, content, None, NO_EXTRA)
             # (role, content and tool_call_id only: the common case, no extra to build)
-            if "content" in raw and "tool_call_id" in raw and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
+            if value is not _ABSENT and has_id and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
                 # (and the tool's name, as τ-bench's tool messages carry it)
                 extra = NO_EXTRA if len(raw) == 3 else {"name": raw["name"]}
             else:
                 extra = _extra(raw, _TOOL_KEYS)
-            append(Message(role, (result,), content.form, extra, i, (), (result,)))
+            only = (result,)
+            append(Message(role, only, content.form, extra, i, (), only))
             continue
         raw_calls = raw.get("tool_calls")
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
