@@ -151,22 +151,25 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
             continue
         if m.role != "assistant":
             report(i, None, CALL_IN_WRONG_ROLE)
-        own = by_message.setdefault(i, set())
+        own = by_message[i] = set()
         for call in m.calls:
-            if not call.id:
+            cid = call.id
+            if not cid:
                 report(i, None, MISSING_ID)
-            elif call.id in own:
-                report(i, call.id, DUPLICATE_CALL_ID)
-            elif call.id in first and (anthropic or messages[first[call.id]].role != "assistant"):
-                report(i, call.id, DUPLICATE_CALL_ID)
+            elif cid in own:
+                report(i, cid, DUPLICATE_CALL_ID)
+            elif cid in first:
+                if anthropic or messages[first[cid]].role != "assistant":
+                    report(i, cid, DUPLICATE_CALL_ID)
+                    continue
+                if warnings is not None:
+                    warnings.append(Violation(i, cid, REUSED_CALL_ID))
+                own.add(cid)
+                occurrences[cid].append(i)
             else:
-                if call.id in first:
-                    if warnings is not None:
-                        warnings.append(Violation(i, call.id, REUSED_CALL_ID))
-                else:
-                    first[call.id] = i
-                own.add(call.id)
-                occurrences.setdefault(call.id, []).append(i)
+                first[cid] = i
+                own.add(cid)
+                occurrences[cid] = [i]
 
     # owner: the message whose calls a result at i may answer, or -1.
     # OpenAI: the assistant message before an unbroken run of tool messages.
