@@ -266,19 +266,20 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         room = budget - fixed_tokens - protected
         # F(p) for every p (the walk below counts none of candidates[:p] it
         # does not reach, so these stay their floors).
-        floors = [0, *accumulate(map(unit_floor, [units[k] for _, k in candidates]))]
+        ordered = [units[k] for _, k in candidates]
+        floors = [0, *accumulate(map(unit_floor, ordered))]
         lowest = None
         if pin_ledger and by_key:
             # min over p' <= p of L(p') - F(p'), for every p: L grows only
             # at the rings (candidates[:rings]) holding a side effect.
             seen = set(out_of_view)
             growth = []
-            for _, k in candidates[:rings]:
-                unit = units[k]
+            entry = by_key.get
+            for unit in ordered[:rings]:
                 grown = 0
                 index = messages[unit.start].index
                 for cid in unit.call_ids:
-                    n = by_key.get((index, cid))
+                    n = entry((index, cid))
                     if n is not None and n not in seen:
                         seen.add(n)
                         grown += line_cost(n) + (0 if len(seen) > 1 else header_cost())
@@ -288,7 +289,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
             lowest = list(accumulate(map(operator.sub, ledger_at, floors), min))
         newer = 0
         for p in range(len(candidates) - 1, -1, -1):
-            newer += measure(units[candidates[p][1]], messages, tokens)
+            newer += measure(ordered[p], messages, tokens)
             if newer + (floors[p] + lowest[p] if lowest is not None else 0) > room:
                 forced = p
                 break
