@@ -20,7 +20,10 @@ exact count between the separators) took 29.4–30.0 ms against 29.1–30.2 ms
 one by one, the ledger's 290 lines 2.08 ms against 2.17 ms, and
 ``encode_to_tiktoken_buffer`` (no Python list of token ids) on the 1,830
 texts 18.6–20.1 ms against 19.2–19.9 ms: the cost is the encoding itself,
-about 0.19 µs a token here.
+about 0.19 µs a token here. What is left to encode is what is needed
+once: since the ledger note is counted from its lines
+(``splits_at_newlines`` below), that cold assembly encodes 1,831 texts
+(353k characters, 92,072 tokens).
 """
 
 from __future__ import annotations

@@ -33,7 +33,10 @@ when its exact size matters: the protected buckets, the tool loop's working
 region, and the middle from the newest unit back until the budget is full
 (``trim``) — a run far over its budget costs what the budget holds, not
 what the run holds, even when no text was counted before (a REST request
-brings its run fresh). What is sent is always counted exactly, so
+brings its run fresh); the ledger note is counted from its lines, never
+encoded whole. The calls are paired with their results once, by the
+validation of the list the next steps work on (``validate(pairs=...)``),
+for the ledger and the notes. What is sent is always counted exactly, so
 ``tokens_after`` is exact; ``tokens_before`` and the middle bucket's tokens
 are exact too unless trimming dropped units it never had to count: then
 they are lower bounds and the report says so (``tokens_before_exact``,
