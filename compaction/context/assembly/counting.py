@@ -181,7 +181,7 @@ def count_message(message: Message, count: TextCounter) -> int:
     total = MESSAGE_OVERHEAD + _content_tokens(blocks, count)
     if message.role != "tool":
         # A tool result inside another role's message is framed on its own.
-        total += RESULT_OVERHEAD * sum(1 for b in blocks if type(b) is ToolResult)
+        total += RESULT_OVERHEAD * len(message.results)
     if not extra:
         return total
     for key, value in extra.items():
