@@ -89,7 +89,9 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int] 
             # Only an Anthropic result message can also carry the user's words.
             user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
             size = None if tokens is None else tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j])
-            append(Unit(RING, i, j, size, MIDDLE, None, user_turn, tuple([c.id for c in m.calls])))
+            calls = m.calls
+            append(Unit(RING, i, j, size, MIDDLE, None, user_turn,
+                        (calls[0].id,) if len(calls) == 1 else tuple([c.id for c in calls])))
             i = j
             continue
         if role == "user":
