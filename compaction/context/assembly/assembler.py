@@ -161,18 +161,28 @@ def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
 def _bucket_summary(units: Sequence[Unit]) -> dict:
     """Messages, rings and tokens per bucket; a bucket holding units never
     counted gets a lower bound of its tokens and ``tokens_exact: false``."""
-    # [messages, rings, tokens, every unit counted] per bucket, then the rows.
-    sums = {bucket: [0, 0, 0, True] for bucket in (PREFIX, SUFFIX, MIDDLE)}
+    # [messages, rings, tokens, every unit counted] per bucket, then the
+    # rows; the middle (nearly every unit of a long run) summed in locals.
+    sums = {bucket: [0, 0, 0, True] for bucket in (PREFIX, SUFFIX)}
+    messages = rings = tokens = 0
+    exact = True
     for u in units:
-        row = sums[u.bucket]
-        row[0] += u.stop - u.start
-        if u.kind == RING:
-            row[1] += 1
-        if u.tokens is None:
+        if u.bucket != MIDDLE:
+            row = sums[u.bucket]
+            row[0] += u.stop - u.start
+            row[1] += u.kind == RING
             row[2] += unit_floor(u)
-            row[3] = False
+            row[3] = row[3] and u.tokens is not None
+            continue
+        messages += u.stop - u.start
+        if u.kind == RING:
+            rings += 1
+        if u.tokens is None:
+            tokens += unit_floor(u)
+            exact = False
         else:
-            row[2] += u.tokens
+            tokens += u.tokens
+    sums[MIDDLE] = [messages, rings, tokens, exact]
     summary = {}
     for bucket, (messages, rings, tokens, exact) in sums.items():
         summary[bucket] = {"messages": messages, "rings": rings, "tokens": tokens}
