@@ -167,14 +167,27 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         def tokens(m: Message) -> int:
             return count_message(m, count)
     kept = [True] * len(units)
-    middle = [k for k, u in enumerate(units) if u.bucket == MIDDLE]
-    # The note stands where the middle began; with no middle, before the
-    # suffix (or at the end).
-    anchor = middle[0] if middle else next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
-    candidates = [(DROP_RINGS, k) for k in middle if units[k].kind == RING]
-    rings = len(candidates)
-    candidates += [(DROP_TURNS, k) for k in middle if units[k].kind != RING]
-    protected = sum(measure(u, messages, tokens) for u in units if u.bucket != MIDDLE)
+    # The middle's rings, then its plain turns, each oldest first; the
+    # protected units counted; the note stands where the middle began
+    # (``anchor``), with no middle before the suffix (or at the end).
+    ring_candidates: list[tuple[str, int]] = []
+    turn_candidates: list[tuple[str, int]] = []
+    protected = 0
+    anchor = None
+    for k, u in enumerate(units):
+        if u.bucket != MIDDLE:
+            protected += measure(u, messages, tokens)
+            continue
+        if anchor is None:
+            anchor = k
+        if u.kind == RING:
+            ring_candidates.append((DROP_RINGS, k))
+        else:
+            turn_candidates.append((DROP_TURNS, k))
+    if anchor is None:
+        anchor = next((k for k, u in enumerate(units) if u.bucket != PREFIX), len(units))
+    candidates = ring_candidates + turn_candidates
+    rings = len(ring_candidates)
     by_key = {(e.index, e.call_id): n for n, e in enumerate(ledger)}
     pin_ledger = config.pins(SIDE_EFFECT_LEDGER) and bool(ledger)
     summarize = config.summarize
