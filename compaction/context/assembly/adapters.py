@@ -54,6 +54,7 @@ from .neutral import (
 )
 
 OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
+_OPENAI_ROLE_SET = frozenset(OPENAI_ROLES)
 
 
 def _is_mapping(value: Any) -> bool:
@@ -160,7 +161,7 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             errors.add(i, f"messages[{i}]", "a message must be an object")
             continue
         role = raw.get("role")
-        if role not in OPENAI_ROLES:
+        if not isinstance(role, str) or role not in _OPENAI_ROLE_SET:
             errors.add(i, f"messages[{i}].role", f"must be one of {', '.join(OPENAI_ROLES)}")
             continue
         value = raw.get("content", _ABSENT)
@@ -184,20 +185,22 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             if call_id is not None and type(call_id) is not str:
                 errors.add(i, f"messages[{i}].tool_call_id", "must be a string")
                 continue
-            result = ToolResult(call_id if "tool_call_id" in raw else None, content, None, NO_EXTRA)
+            has_id = call_id is not None or "tool_call_id" in raw
+            result = ToolResult(call_id if has_id else None, content, None, NO_EXTRA)
             # (role, content and tool_call_id only: the common case, no extra to build)
-            if "content" in raw and "tool_call_id" in raw and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
+            if value is not _ABSENT and has_id and (len(raw) == 3 or (len(raw) == 4 and "name" in raw)):
                 # (and the tool's name, as τ-bench's tool messages carry it)
                 extra = NO_EXTRA if len(raw) == 3 else {"name": raw["name"]}
             else:
                 extra = _extra(raw, _TOOL_KEYS)
-            append(Message(role, (result,), content.form, extra, i, (), (result,)))
+            only = (result,)
+            append(Message(role, only, content.form, extra, i, (), only))
             continue
         raw_calls = raw.get("tool_calls")
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
         if raw_calls is None or (type(raw_calls) is list and not raw_calls):
-            plain = NO_EXTRA if len(raw) == (2 if "content" in raw else 1) else _extra(raw, _PLAIN_KEYS)
+            plain = NO_EXTRA if len(raw) == (1 if value is _ABSENT else 2) else _extra(raw, _PLAIN_KEYS)
             append(Message(role, blocks, form, plain, i, (), ()))
             continue
         if type(raw_calls) is not list:

@@ -33,7 +33,10 @@ when its exact size matters: the protected buckets, the tool loop's working
 region, and the middle from the newest unit back until the budget is full
 (``trim``) — a run far over its budget costs what the budget holds, not
 what the run holds, even when no text was counted before (a REST request
-brings its run fresh). What is sent is always counted exactly, so
+brings its run fresh); the ledger note is counted from its lines, never
+encoded whole. The calls are paired with their results once, by the
+validation of the list the next steps work on (``validate(pairs=...)``),
+for the ledger and the notes. What is sent is always counted exactly, so
 ``tokens_after`` is exact; ``tokens_before`` and the middle bucket's tokens
 are exact too unless trimming dropped units it never had to count: then
 they are lower bounds and the report says so (``tokens_before_exact``,
@@ -158,18 +161,28 @@ def _input_indices(messages: Sequence[Message], unit: Unit) -> list[int]:
 def _bucket_summary(units: Sequence[Unit]) -> dict:
     """Messages, rings and tokens per bucket; a bucket holding units never
     counted gets a lower bound of its tokens and ``tokens_exact: false``."""
-    # [messages, rings, tokens, every unit counted] per bucket, then the rows.
-    sums = {bucket: [0, 0, 0, True] for bucket in (PREFIX, SUFFIX, MIDDLE)}
+    # [messages, rings, tokens, every unit counted] per bucket, then the
+    # rows; the middle (nearly every unit of a long run) summed in locals.
+    sums = {bucket: [0, 0, 0, True] for bucket in (PREFIX, SUFFIX)}
+    messages = rings = tokens = 0
+    exact = True
     for u in units:
-        row = sums[u.bucket]
-        row[0] += u.stop - u.start
-        if u.kind == RING:
-            row[1] += 1
-        if u.tokens is None:
+        if u.bucket != MIDDLE:
+            row = sums[u.bucket]
+            row[0] += u.stop - u.start
+            row[1] += u.kind == RING
             row[2] += unit_floor(u)
-            row[3] = False
+            row[3] = row[3] and u.tokens is not None
+            continue
+        messages += u.stop - u.start
+        if u.kind == RING:
+            rings += 1
+        if u.tokens is None:
+            tokens += unit_floor(u)
+            exact = False
         else:
-            row[2] += u.tokens
+            tokens += u.tokens
+    sums[MIDDLE] = [messages, rings, tokens, exact]
     summary = {}
     for bucket, (messages, rings, tokens, exact) in sums.items():
         summary[bucket] = {"messages": messages, "rings": rings, "tokens": tokens}
@@ -247,21 +260,25 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         return {"format": format, "tokens_before": exact_tokens_before(), "budget": budget, "steps": list(steps),
                 "token_counter": counter_name(count), **extra}
 
-    violations = validate(msgs, format)
+    # Each validation of the list the next steps work on also pairs its
+    # calls with their results (``pairs``), for the ledger and the notes.
+    pairs: dict = {}
+    violations = validate(msgs, format, pairs=pairs)
     steps.append({"step": "validate_input", "violations": len(violations)})
     repairs: list[dict] = []
     placeholders: frozenset[int] = frozenset()
     if violations:
         if cfg.on_pairing_error == SYNTHESIZE_ERROR_RESULTS and repairable(violations):
             msgs, repairs, placeholders = synthesize_error_results(msgs, violations, format)
-            again = validate(msgs, format)
+            pairs = {}
+            again = validate(msgs, format, pairs=pairs)
             steps.append({"step": "synthesize_error_results", "repaired": len(repairs), "violations": len(again)})
             if again:
                 raise InvariantBroken(f"repair left {again}")
         else:
             raise PairingError(violations, report=partial(violations=[v.as_dict() for v in violations]))
 
-    ledger = build_ledger(msgs, cfg.side_effect_tools, format=format, placeholders=placeholders)
+    ledger = build_ledger(msgs, cfg.side_effect_tools, format=format, placeholders=placeholders, pairs=pairs)
 
     loop = compact_tool_loop(msgs, format=format, config=cfg.loop, previous_summary=cfg.work_summary,
                              summariser=summariser or DeterministicLoopSummariser(count), count=count,
@@ -270,7 +287,8 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
                  "covered": len(loop.covered_indices)}
     changed = len(loop.messages) != len(msgs) or not all(map(operator.is_, loop.messages, msgs))
     if changed:
-        again = validate(loop.messages, format)
+        pairs = {}
+        again = validate(loop.messages, format, pairs=pairs)
         loop_step["violations"] = len(again)
         if again:
             raise InvariantBroken(f"loop compaction left {again}")
@@ -279,8 +297,9 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
 
     # Units are counted as trimming needs them; the protected ones always.
     units = assign_buckets(split_units(msgs, format, None), msgs, cfg)
-    prefix_tokens = fixed + sum(measure(u, msgs, tokens) for u in units if u.bucket == PREFIX)
-    suffix_tokens = sum(measure(u, msgs, tokens) for u in units if u.bucket == SUFFIX)
+    protected = [u for u in units if u.bucket != MIDDLE]
+    prefix_tokens = fixed + sum(measure(u, msgs, tokens) for u in protected if u.bucket == PREFIX)
+    suffix_tokens = sum(measure(u, msgs, tokens) for u in protected if u.bucket == SUFFIX)
     bucket_step = {"step": "buckets"}  # filled in once trimming has counted what it needed
     steps.append(bucket_step)
 
@@ -305,7 +324,7 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
     outcome = trim(units, msgs, format=format, config=cfg, ledger=ledger, count=count, fixed_tokens=fixed,
                    budget=budget, tighten=tighten,
                    gone=frozenset((e.index, e.call_id) for e in ledger if e.index in gone), tokens=tokens,
-                   count_all=count_all, observer=observer)
+                   count_all=count_all, observer=observer, pairs=pairs)
     steps.extend(outcome.steps)
     if not outcome.fits:
         sizes, buckets = refusal_sizes()

@@ -89,7 +89,9 @@ def split_units(messages: Sequence[Message], format: str, tokens: Sequence[int] 
             # Only an Anthropic result message can also carry the user's words.
             user_turn = anthropic and j > i + 1 and messages[i + 1].is_user_turn
             size = None if tokens is None else tokens[i] + tokens[i + 1] if j == i + 2 else sum(tokens[i:j])
-            append(Unit(RING, i, j, size, MIDDLE, None, user_turn, tuple([c.id for c in m.calls])))
+            calls = m.calls
+            append(Unit(RING, i, j, size, MIDDLE, None, user_turn,
+                        (calls[0].id,) if len(calls) == 1 else tuple([c.id for c in calls])))
             i = j
             continue
         if role == "user":
@@ -109,28 +111,35 @@ def assign_buckets(units: list[Unit], messages: Sequence[Message], config: Assem
         if unit.bucket == MIDDLE:
             unit.bucket, unit.reason = bucket, reason
 
+    # One pass collects what each rule looks at; the rules then apply in
+    # their order (a unit keeps the first bucket and reason it is given).
+    pin_security = config.pins(SECURITY_SYSTEM_PROMPT)
+    summaries: list[Unit] = []
+    rings: list[Unit] = []
+    user_units: list[Unit] = []
     leading = True
     for unit in units:
-        if unit.kind == SYSTEM:
+        kind = unit.kind
+        if kind == SYSTEM:
             if leading:
                 protect(unit, PREFIX, "system_prompt")
-            elif config.pins(SECURITY_SYSTEM_PROMPT):
+            elif pin_security:
                 protect(unit, PREFIX, SECURITY_SYSTEM_PROMPT)
         else:
             leading = False
-    if config.pins(FIRST_USER_MESSAGE):
-        for unit in units:
-            if unit.has_user_turn:
-                protect(unit, PREFIX, FIRST_USER_MESSAGE)
-                break
-    for unit in units:
-        if unit.kind == NOTE or (unit.kind == TURN and messages[unit.start].origin == WORK_SUMMARY):
-            protect(unit, SUFFIX, "work_summary")
+            if kind == RING:
+                rings.append(unit)
+            elif kind == NOTE or (kind == TURN and messages[unit.start].origin == WORK_SUMMARY):
+                summaries.append(unit)
+        if unit.has_user_turn:
+            user_units.append(unit)
+    if config.pins(FIRST_USER_MESSAGE) and user_units:
+        protect(user_units[0], PREFIX, FIRST_USER_MESSAGE)
+    for unit in summaries:
+        protect(unit, SUFFIX, "work_summary")
     if config.recent_tool_rings > 0:
-        rings = [u for u in units if u.kind == RING]
         for unit in rings[-config.recent_tool_rings:]:
             protect(unit, SUFFIX, "recent_tool_ring")
-    user_units = [u for u in units if u.has_user_turn]
     for unit in user_units[-config.recent_user_turns:]:
         protect(unit, SUFFIX, "recent_user_turn")
     return units
@@ -139,7 +148,11 @@ def assign_buckets(units: list[Unit], messages: Sequence[Message], config: Assem
 def measure(unit: Unit, messages: Sequence[Message], tokens: Callable[[Message], int]) -> int:
     """The unit's exact count (``tokens`` counts one message), counted once."""
     if unit.tokens is None:
-        unit.tokens = sum(tokens(messages[p]) for p in range(unit.start, unit.stop))
+        start, stop = unit.start, unit.stop
+        if stop == start + 1:  # a plain message, the commonest unit
+            unit.tokens = tokens(messages[start])
+        else:
+            unit.tokens = sum(map(tokens, messages[start:stop]))
     return unit.tokens
 
 

@@ -274,15 +274,6 @@ class _Facts:
         return text if len(text) <= 256 else hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
                                                              digest_size=16).digest()
 
-    def get(self, key, compute):
-        value = self.memo.get(key)
-        if value is None:
-            value = compute()
-            if len(self.memo) >= self.maxsize:
-                self.memo.clear()
-            self.memo[key] = value
-        return value
-
     def call(self, call: ToolCall, result: ToolResult | None, message: Message | None, placeholder: bool):
         arguments = call.arguments_text()
         text = result.text() if result is not None else None
@@ -290,15 +281,17 @@ class _Facts:
         missing = result is None or placeholder or (message is not None and message.origin == PLACEHOLDER_ORIGIN)
         key = (call.name, self._key(arguments), None if missing or text is None else self._key(text),
                None if missing else is_error, missing)
-
-        def compute():
+        value = self.memo.get(key)
+        if value is None:
             args = call.parsed_arguments()
             obj = _json_object(text) if text and not missing else None
             status = result_status(result, message, placeholder, text=text, obj=obj) if not missing else MISSING
             rid, rid_source = resource_id(call, text if not missing else None, args=args, obj=obj)
-            return idempotency_key(call, args) + (rid, rid_source, status)
-
-        return self.get(key, compute)
+            value = idempotency_key(call, args) + (rid, rid_source, status)
+            if len(self.memo) >= self.maxsize:
+                self.memo.clear()
+            self.memo[key] = value
+        return value
 
     def clear(self) -> None:
         self.memo.clear()
@@ -308,17 +301,22 @@ FACTS = _Facts()
 
 
 def build_ledger(messages: Sequence[Message], declared: Any = None, *, format: str,
-                 placeholders: frozenset[int] = frozenset()) -> list[LedgerEntry]:
+                 placeholders: frozenset[int] = frozenset(), pairs: dict | None = None) -> list[LedgerEntry]:
     """One entry per side-effecting call of a VALID ``messages``, in call
     order. ``placeholders``: the ``id()`` of the repair's placeholder results
-    (their calls are ``missing``)."""
+    (their calls are ``missing``); ``pairs``: ``validator.pair_results`` of
+    ``messages`` when the caller has it (its validation found them)."""
     from .validator import pair_results
 
-    results = pair_results(messages, format)
+    results = pairs if pairs is not None else pair_results(messages, format)
     entries: list[LedgerEntry] = []
+    # (rule 2 alone when nothing is declared: its memo, without the dispatch)
+    effects = default_has_side_effects if declared is None else lambda name: has_side_effects(name, declared)
     for pos, m in enumerate(messages):
+        if not m.calls:
+            continue
         for call in m.calls:
-            if not call.id or not has_side_effects(call.name, declared):
+            if not call.id or not effects(call.name):
                 continue
             found = results.get((pos, call.id))
             result, result_message = (found[0], found[1]) if found else (None, None)

@@ -60,10 +60,15 @@ def note_message(format: str, text: str, origin: str) -> Message:
     return make_message(role, (Text(text, {}),), STRING, {}, None, origin)
 
 
-def ledger_note_text(ledger_lines: list[str]) -> str:
+def ledger_note_lines(ledger_lines: list[str]) -> list[str]:
+    """The ledger note's lines: its header, the ledger's heading, a line per entry."""
     from .ledger import LEDGER_HEADING
 
-    return "\n".join([LEDGER_NOTE_HEADER, LEDGER_HEADING, *ledger_lines])
+    return [LEDGER_NOTE_HEADER, LEDGER_HEADING, *ledger_lines]
+
+
+def ledger_note_text(ledger_lines: list[str]) -> str:
+    return "\n".join(ledger_note_lines(ledger_lines))
 
 
 def summary_lines(messages: Sequence[Message], positions: Iterable[int], results: dict) -> list[str]:

@@ -120,12 +120,17 @@ class Violation:
         return {"index": self.index, "id": self.id, "problem": self.problem, "message": self.detail}
 
 
-def validate(messages: Sequence[Message], format: str, *, warnings: list | None = None) -> list[Violation]:
+def validate(messages: Sequence[Message], format: str, *, warnings: list | None = None,
+             pairs: dict | None = None) -> list[Violation]:
     """Every pairing violation of ``messages`` in ``format``, in message order.
 
     ``warnings``, when given, receives the ``reused_call_id`` findings
     (OpenAI only: an id a later assistant message uses again, each answered
-    in its own run; see the module docstring).
+    in its own run; see the module docstring). ``pairs``, when given,
+    receives each call's answer where the format requires it: (position of
+    the call's message, call id) -> (the result, its message, its position),
+    the first such result (``pair_results``), so a caller that validates
+    need not pair the calls again.
     """
     if format not in (OPENAI, ANTHROPIC):
         raise ValueError(f"unknown format {format!r}")
@@ -146,22 +151,25 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
             continue
         if m.role != "assistant":
             report(i, None, CALL_IN_WRONG_ROLE)
-        own = by_message.setdefault(i, set())
+        own = by_message[i] = set()
         for call in m.calls:
-            if not call.id:
+            cid = call.id
+            if not cid:
                 report(i, None, MISSING_ID)
-            elif call.id in own:
-                report(i, call.id, DUPLICATE_CALL_ID)
-            elif call.id in first and (anthropic or messages[first[call.id]].role != "assistant"):
-                report(i, call.id, DUPLICATE_CALL_ID)
+            elif cid in own:
+                report(i, cid, DUPLICATE_CALL_ID)
+            elif cid in first:
+                if anthropic or messages[first[cid]].role != "assistant":
+                    report(i, cid, DUPLICATE_CALL_ID)
+                    continue
+                if warnings is not None:
+                    warnings.append(Violation(i, cid, REUSED_CALL_ID))
+                own.add(cid)
+                occurrences[cid].append(i)
             else:
-                if call.id in first:
-                    if warnings is not None:
-                        warnings.append(Violation(i, call.id, REUSED_CALL_ID))
-                else:
-                    first[call.id] = i
-                own.add(call.id)
-                occurrences.setdefault(call.id, []).append(i)
+                first[cid] = i
+                own.add(cid)
+                occurrences[cid] = [i]
 
     # owner: the message whose calls a result at i may answer, or -1.
     # OpenAI: the assistant message before an unbroken run of tool messages.
@@ -204,6 +212,8 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
                 else:
                     answered.add(key)
                     accounted.add(key)
+                    if pairs is not None:
+                        pairs[key] = (result, m, i)
                 continue
             earlier = [a for a in at_list if a < i]
             if not earlier:
@@ -235,24 +245,10 @@ def validate(messages: Sequence[Message], format: str, *, warnings: list | None 
 
 def pair_results(messages: Sequence[Message], format: str) -> dict[tuple[int, str], tuple]:
     """For a VALID list: (position of the call's message, call id) ->
-    (result, the result's message, its position)."""
+    (result, the result's message, its position) — the answers ``validate``
+    accepts, found by it (one home for where a result may stand)."""
     pairs: dict[tuple[int, str], tuple] = {}
-    n = len(messages)
-    for a, m in enumerate(messages):
-        if not m.calls:
-            continue
-        ids = {c.id for c in m.calls}
-        if format == ANTHROPIC:
-            span = range(a + 1, min(a + 2, n))
-        else:
-            end = a + 1
-            while end < n and messages[end].role == "tool":
-                end += 1
-            span = range(a + 1, end)
-        for p in span:
-            for r in messages[p].results:
-                if r.call_id in ids and (a, r.call_id) not in pairs:
-                    pairs[(a, r.call_id)] = (r, messages[p], p)
+    validate(messages, format, pairs=pairs)
     return pairs
 
 

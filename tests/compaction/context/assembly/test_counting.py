@@ -152,3 +152,35 @@ def test_one_assembly_counts_each_message_once_and_knows_which_it_counted():
     assert tokens(a) == tokens(a) == count_message(a, words) == MESSAGE_OVERHEAD + 2
     assert asked == ["one two"] and tokens.known(a) and not tokens.known(b)
     assert tokens(b) == MESSAGE_OVERHEAD + 2 and asked == ["one two", "one two"] and tokens.known(b)
+
+
+def test_newline_joined_texts_count_as_their_pieces_with_tiktoken():
+    from hypothesis import given, settings, strategies as st
+
+    from compaction.context.assembly.counting import count_joined
+    from compaction.context.assembly.ledger import LedgerEntry
+    from compaction.context.assembly.notes import ledger_note_lines
+    from compaction.tokens import splits_at_newlines
+
+    assert splits_at_newlines() and default_counter().splits_at_newlines
+    counter = default_counter()
+    lines = [LedgerEntry(f"call_{n}é\n", tool, "sha256:0f3a", "arguments_hash", rid, None, status, n, None).line()
+             for n, (tool, rid, status) in enumerate([("book_reservation", "HATHAT", "ok"),
+                                                       ("cancel", None, "error"), ("send 📧", "x:y", "missing")])]
+    for texts in (ledger_note_lines([]), ledger_note_lines(lines), ["a:", "-b", "c ", "d1", "ends\n", "x"]):
+        assert count_joined(texts, counter) == count_tokens("\n".join(texts))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text(alphabet="ab1 :-.\n\té'", max_size=8), min_size=1, max_size=5))
+    def joined(texts):
+        assert count_joined(texts, counter) == count_tokens("\n".join(texts))
+
+    joined()
+
+
+def test_a_counter_that_does_not_split_at_newlines_counts_the_joined_text():
+    from compaction.context.assembly.counting import count_joined
+
+    seen = []
+    assert count_joined(["ab", "cd"], lambda t: seen.append(t) or len(t)) == 5
+    assert seen == ["ab\ncd"]
