@@ -199,7 +199,9 @@ def edge_strip(text: str) -> str:
 
 # ---------------------------------------------------------------- key terms
 
-_LATIN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
+# A letter or digit, then as much of a token as ends in one (the class first,
+# so re scans ahead for it rather than trying each position).
+_LATIN_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]*[A-Za-z0-9])?")
 CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Characters that carry no matter: particles, pronouns, copulas, connectors,
 # modal and negating words.

@@ -104,7 +104,7 @@ def values(reader: Reader, text: str) -> list[tuple[str, str, object]]:
         date_numbers |= numbers(raw)
     for raw, key in clock_times(text):
         found.setdefault((TIME, key), raw)
-    for match in AMOUNT.finditer(text):
+    for match in AMOUNT.finditer(text) if _DIGIT.search(text) else ():  # every amount has a digit
         key = number_key(match.group(1) or match.group(2))
         if (len(key.replace(".", "")) >= 2 or match.group(1)) and key not in date_numbers:
             found.setdefault((AMOUNT_VALUE, key), match.group().strip())

@@ -241,3 +241,21 @@ def test_dates_are_found_as_the_look_behind_first_forms_find_them():
     assert values.dates.__wrapped__("2026-08-31签收，8月31日，Aug 31, ſep 3") == (
         ("2026-08-31", (2026, 8, 31)), ("8月31日", (None, 8, 31)), ("Aug 31", (None, 8, 31)), ("ſep 3", (None, 9, 3)))
     assert values.dates("due aprıl 2") == (("aprıl 2", (None, 4, 2)),)  # re.I folds ı into i: no KeyError
+
+
+def test_latin_tokens_are_those_of_the_alternation_they_were_first_written_as():
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff import reading
+
+    plain = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="aZ09-_. 文", max_size=14))
+    def agrees(text):
+        assert reading._LATIN_TOKEN.findall(text) == plain.findall(text)
+
+    agrees()
