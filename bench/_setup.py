@@ -42,3 +42,23 @@ def peak_rss_mib() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def speed_reference_ms() -> float:
+    """The best of five runs of a fixed pure-Python workload (integers, a
+    dict, short strings), in ms: printed beside a benchmark's figures so a
+    run on a host that is slower than usual shows as such. The load average
+    inside the VM does not show it: on 2026-12-01 the same code ran 30-45%
+    slower in the evening than in the morning at the same load average
+    (31.7 ms here that evening)."""
+    import time
+
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        seen: dict[str, int] = {}
+        for i in range(200_000):
+            key = str(i % 5_000)
+            seen[key] = seen.get(key, 0) + i
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
