@@ -21,7 +21,8 @@ import re
 from typing import Iterable
 
 from . import vocabulary as v
-from .reading import _MEMO, _MEMO_TEXT, CJK_RUN, forget_memos, forget_oldest, key_terms, memoised, negated
+from .reading import (_MEMO, _MEMO_TEXT, CJK_CHAR, FOLDED, LATIN_LETTER, forget_memos, forget_oldest, key_terms,
+                      memoised, negated)
 
 _MISSING = object()
 # Yes/no answers kept per category: text -> bool, a dict the garbage
@@ -32,20 +33,16 @@ _TESTED = 1 << 11
 _READINGS: dict[int, tuple] = {}
 
 # Which scripts a text holds: a pattern that needs a Latin letter cannot
-# match a text without one (a letter as re.I reads [a-z]: with İ, ı, ſ and
-# K, the Kelvin sign, which it folds into i, s and k), nor one that needs an
-# ideograph a text without one. Skipping those patterns changes no answer;
-# on a Chinese clause it skips most English patterns, and the other way
-# round. The class is written out rather than folded (re scans ahead for a
-# class that is not case-folded, and tries a folded one at every position),
-# and the ideograph test is one ideograph, not a run, for the same reason.
-_HAS_LATIN = re.compile("[a-zA-Z\u0130\u0131\u017f\u212a]")
-_HAS_CJK = re.compile(CJK_RUN.pattern[:-1])
+# match a text without one (``reading.LATIN_LETTER``: with İ, ı, ſ and K,
+# the Kelvin sign, which re.I folds into i, s and k), nor one that needs an
+# ideograph a text without one (one ideograph, not a run: re scans ahead
+# for it). Skipping those patterns changes no answer; on a Chinese clause
+# it skips most English patterns, and the other way round.
 
 
 def _script_of(code: int, script: str) -> bool:
     char = chr(code)
-    return bool(_HAS_LATIN.match(char)) if script == "latin" else bool(CJK_RUN.match(char))
+    return bool((LATIN_LETTER if script == "latin" else CJK_CHAR).match(char))
 
 
 def _requires(items, script: str) -> bool:
@@ -82,12 +79,6 @@ def _needs(pattern: re.Pattern) -> tuple[bool, bool]:
     return _requires(parsed, "latin"), _requires(parsed, "cjk")
 
 
-# The characters other than their own that re.I lets an ASCII letter match
-# (found by trying every code point; ``tests/compaction/handoff/test_reader``
-# checks it again).
-_FOLDED = {"i": "İı", "k": "\u212a", "s": "ſ"}
-
-
 def _equivalents(code: int, ignore_case: bool) -> frozenset[str] | None:
     """The characters a literal matches; None when that is not certain (a
     cased character other than an ASCII letter, under re.I)."""
@@ -96,7 +87,7 @@ def _equivalents(code: int, ignore_case: bool) -> frozenset[str] | None:
         return frozenset(char)
     if char.isascii() and char.isalpha():
         lower = char.lower()
-        return frozenset(lower + lower.upper() + _FOLDED.get(lower, ""))
+        return frozenset(lower + lower.upper() + FOLDED.get(lower, ""))
     return None
 
 
@@ -233,7 +224,7 @@ _SCRIPTS = {(latin, cjk): (latin, cjk) for latin in (False, True) for cjk in (Fa
 
 @memoised
 def _scripts(text: str) -> tuple[bool, bool]:
-    return _SCRIPTS[bool(_HAS_LATIN.search(text)), bool(_HAS_CJK.search(text))]
+    return _SCRIPTS[bool(LATIN_LETTER.search(text)), bool(CJK_CHAR.search(text))]
 
 
 class Reader:
@@ -329,14 +320,16 @@ class Reader:
             return None
         return self.kept("find " + category, text, lambda: self._find(category, text))
 
-    def _find(self, category: str, text: str) -> re.Match | None:
+    def _tried(self, category: str, text: str):
+        """The patterns of ``category`` that may match ``text``, in order:
+        those of its scripts (``_possible``) whose matches can start with
+        one of its characters (``first_chars``)."""
         chars = set(text)
-        for pattern, firsts in self._possible[category][_scripts(text)]:
-            if firsts is None or not firsts.isdisjoint(chars):
-                match = pattern.search(text)
-                if match:
-                    return match
-        return None
+        return (pattern for pattern, firsts in self._possible[category][_scripts(text)]
+                if firsts is None or not firsts.isdisjoint(chars))
+
+    def _find(self, category: str, text: str) -> re.Match | None:
+        return next(filter(None, (pattern.search(text) for pattern in self._tried(category, text))), None)
 
     def find_all(self, category: str, text: str, *, keep: bool = True) -> list[re.Match]:
         """Every match, by position then length (longest first); only the
@@ -349,9 +342,7 @@ class Reader:
         return self.kept("find_all " + category, text, lambda: self._find_all(category, text))
 
     def _find_all(self, category: str, text: str) -> list[re.Match]:
-        chars = set(text)
-        return sorted([m for p, firsts in self._possible[category][_scripts(text)]
-                       if firsts is None or not firsts.isdisjoint(chars) for m in p.finditer(text)],
+        return sorted([m for pattern in self._tried(category, text) for m in pattern.finditer(text)],
                       key=lambda m: (m.start(), -(m.end() - m.start())))
 
     def unnegated(self, category: str, text: str) -> re.Match | None:

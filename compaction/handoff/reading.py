@@ -202,7 +202,16 @@ def edge_strip(text: str) -> str:
 # A letter or digit, then as much of a token as ends in one (the class first,
 # so re scans ahead for it rather than trying each position).
 _LATIN_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-_.]*[A-Za-z0-9])?")
-CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK_RUN = re.compile(CJK_CHAR.pattern + "+")
+# The characters other than their own that re.I lets an ASCII letter match
+# (found by trying every code point; ``tests/compaction/drift/
+# test_corpus_and_chain.py`` checks it again), and a Latin letter as re.I
+# reads [a-z]: the class written out rather than folded, because re scans
+# ahead for a class that is not case-folded and tries a folded one at every
+# position.
+FOLDED = {"i": "İı", "k": "\u212a", "s": "ſ"}
+LATIN_LETTER = re.compile("[a-zA-Z" + "".join(FOLDED.values()) + "]")
 # Characters that carry no matter: particles, pronouns, copulas, connectors,
 # modal and negating words.
 _STOP_CHARS = frozenset("的了吗呢吧啊呀哦嗯哈么嘛啦我你您他她它们是在有这那就也都还和与或及把被给让对从到会能很太再又过着"

@@ -19,7 +19,7 @@ import re
 
 from . import vocabulary as v
 from .reader import Reader
-from .reading import memoised, number_key, numbers
+from .reading import FOLDED, LATIN_LETTER, memoised, number_key, numbers
 
 DATE = "date"
 TIME = "time"
@@ -40,7 +40,7 @@ _MONTHS = {m: i for i, names in enumerate(
      ("december", "dec")), start=1) for m in names}
 # The letters re.I lets a month's name hold besides ASCII ones ("ſep", with
 # the long s), read as the ASCII letter they fold into.
-_FOLDS = str.maketrans({"ſ": "s", "\u212a": "k", "İ": "i", "ı": "i"})
+_FOLDS = str.maketrans({char: letter for letter, chars in FOLDED.items() for char in chars})
 _MONTH_NAME = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _EN_DATE_FORMS = (
     re.compile(rf"\b({_MONTH_NAME})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),
@@ -57,7 +57,6 @@ DateKey = tuple  # (year or None, month, day)
 # Every date form holds a digit (``\d``, as the forms read it): a text
 # without one holds no date, found by one search instead of four.
 _DIGIT = re.compile(r"\d")
-_LATIN = re.compile("[a-zA-Z\u0130\u0131\u017f\u212a]")  # [a-z] as re.I reads it (``reader._HAS_LATIN``)
 
 
 @memoised
@@ -72,7 +71,7 @@ def dates(text: str) -> tuple[tuple[str, DateKey], ...]:
             month, day = int(month), int(day)
             if 1 <= month <= 12 and 1 <= day <= 31:
                 found.append((m.group().strip(), (int(year) if year else None, month, day)))
-    if not _LATIN.search(text):  # a month's name is Latin letters (as re.I reads them)
+    if not LATIN_LETTER.search(text):  # a month's name is Latin letters (as re.I reads them)
         return tuple(found)
     for i, form in enumerate(_EN_DATE_FORMS):
         for m in form.finditer(text):

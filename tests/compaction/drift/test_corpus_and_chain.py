@@ -103,9 +103,9 @@ def test_the_case_folds_the_first_characters_allow_are_all_of_re_s():
     for char in filter(letter.fullmatch, map(chr, range(0x80, 0x110000))):
         lower = next(c for c in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(c, char, re.I))
         folded[lower] = folded.get(lower, "") + char
-    assert folded == rd._FOLDED
+    assert folded == r.FOLDED
     # the Latin-letter test is re.I's [a-z], written out
-    assert [c for c in map(chr, range(0x110000)) if rd._HAS_LATIN.fullmatch(c)] == \
+    assert [c for c in map(chr, range(0x110000)) if r.LATIN_LETTER.fullmatch(c)] == \
         [c for c in map(chr, range(0x110000)) if letter.fullmatch(c)]
 
 
