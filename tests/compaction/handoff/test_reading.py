@@ -196,24 +196,29 @@ def test_a_clock_time_needs_its_colon():
     assert values.clock_times("下午3点30分") == []
 
 
+def _matches_as(pattern, plain, alphabet, max_size):
+    """``pattern`` finds what ``plain`` (the pattern it was first written as)
+    finds — the same matches at the same places — in any text of
+    ``alphabet`` (hypothesis)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet=alphabet, max_size=max_size))
+    def agrees(text):
+        assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+    agrees()
+
+
 def test_numbers_are_the_digits_not_after_a_digit_or_a_dot_with_what_follows():
     """``_NUMBER`` looks behind after its first digit (so re scans for a
     digit): the numbers of the look-behind-first pattern, whatever the text."""
     import re
 
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
     from compaction.handoff import reading
 
-    plain = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
-
-    @settings(max_examples=500, deadline=None)
-    @given(st.text(alphabet="0123456789.,a 元-", max_size=14))
-    def agrees(text):
-        assert reading._NUMBER.findall(text) == plain.findall(text)
-
-    agrees()
+    _matches_as(reading._NUMBER, re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])"), "0123456789.,a 元-", 14)
     assert reading.numbers("预算4,000以内，v1.5 和 .5") == frozenset({"4000", "1.5"})
 
 
@@ -223,21 +228,12 @@ def test_dates_are_found_as_the_look_behind_first_forms_find_them():
     the dates of the plain forms, whatever the text."""
     import re
 
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
     from compaction.handoff import values
 
     plain = (re.compile(r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*[日号]?(?!\d)"),
              re.compile(r"(?<![\d年\-/.])()(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"))
-
-    @settings(max_examples=500, deadline=None)
-    @given(st.text(alphabet="0123456789-/.年月日号 a", max_size=16))
-    def agrees(text):
-        for new, old in zip(values._DATE_FORMS, plain):
-            assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
-
-    agrees()
+    for new, old in zip(values._DATE_FORMS, plain):
+        _matches_as(new, old, "0123456789-/.年月日号 a", 16)
     assert values.dates.__wrapped__("2026-08-31签收，8月31日，Aug 31, ſep 3") == (
         ("2026-08-31", (2026, 8, 31)), ("8月31日", (None, 8, 31)), ("Aug 31", (None, 8, 31)), ("ſep 3", (None, 9, 3)))
     assert values.dates("due aprıl 2") == (("aprıl 2", (None, 4, 2)),)  # re.I folds ı into i: no KeyError
@@ -246,16 +242,7 @@ def test_dates_are_found_as_the_look_behind_first_forms_find_them():
 def test_latin_tokens_are_those_of_the_alternation_they_were_first_written_as():
     import re
 
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
     from compaction.handoff import reading
 
-    plain = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]")
-
-    @settings(max_examples=500, deadline=None)
-    @given(st.text(alphabet="aZ09-_. 文", max_size=14))
-    def agrees(text):
-        assert reading._LATIN_TOKEN.findall(text) == plain.findall(text)
-
-    agrees()
+    _matches_as(reading._LATIN_TOKEN, re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_.]*[A-Za-z0-9]|[A-Za-z0-9]"),
+                "aZ09-_. 文", 14)
