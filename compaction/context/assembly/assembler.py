@@ -23,7 +23,7 @@ The pipeline (seed 004 "问题背景"):
 
 The validator runs in full on the input, after the repair and the loop
 fold, and on the output; during trimming it is kept incrementally (each
-removed unit is checked to be closed, ``trim.unit_is_closed``). An output
+removed unit is checked to be closed, ``closed.unit_is_closed``). An output
 it would reject is never returned (``InvariantBroken``).
 
 Speed (issue 15: p99 under 50 ms at 5,000 messages, linear cost): every

@@ -39,7 +39,7 @@ no ring is left.
 Every removal keeps the pairing invariant by construction (a ring goes
 whole). It is checked incrementally, not by validating the whole view again
 after each step: the assembler validated the input, and every unit removed
-is checked to be *closed* (``unit_is_closed``: its results answer exactly
+is checked to be *closed* (``closed.unit_is_closed``: its results answer exactly
 its own calls, in O(its size)) — a valid list less a closed unit is valid,
 so each intermediate view is. The property tests hold that reasoning to
 the full validator: an ``observer`` sees the view after every single
@@ -72,11 +72,12 @@ from itertools import accumulate, compress
 from typing import Callable, Sequence
 
 from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
+from .closed import first_open_unit
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message, count_note
 from .errors import InvariantBroken
 from .ledger import LedgerEntry
-from .neutral import ANTHROPIC, Message
+from .neutral import Message
 from .notes import (
     LEDGER_NOTE,
     SUMMARY_NOTE,
@@ -104,53 +105,6 @@ class TrimOutcome:
     summary_used: bool
     steps: list[dict] = field(default_factory=list)
     uncounted: int = 0  # middle units dropped without ever being counted
-
-
-def unit_is_closed(unit: Unit, messages: Sequence[Message], format: str) -> bool:
-    """Whether removing ``unit`` from a VALID list leaves it valid: a plain
-    message carries no call and no result; a ring's results answer exactly
-    its own calls, and (OpenAI) no result of the ring's run is left after
-    it. O(size of the unit) — the incremental form of the validator that
-    trimming relies on after each removal."""
-    return first_open_unit((unit,), messages, format) is None
-
-
-def first_open_unit(units: Sequence[Unit], messages: Sequence[Message], format: str) -> Unit | None:
-    """The first of ``units`` that is not closed (``unit_is_closed``), or
-    None: a run of removals checked in one pass."""
-    n = len(messages)
-    anthropic = format == ANTHROPIC
-    for unit in units:
-        first = messages[unit.start]
-        if unit.kind != RING:
-            if unit.stop != unit.start + 1 or first.calls or first.results:
-                return unit
-            continue
-        after_ok = anthropic or unit.stop >= n or messages[unit.stop].role != "tool"
-        if unit.stop == unit.start + 2 and len(first.calls) == 1:  # the common ring: one call, one result
-            answer = messages[unit.start + 1]
-            if not (after_ok and not answer.calls and len(answer.results) == 1
-                    and answer.results[0].call_id == first.calls[0].id):
-                return unit
-        elif not (after_ok and _answers_exactly(unit, messages)):
-            return unit
-    return None
-
-
-def _answers_exactly(unit: Unit, messages: Sequence[Message]) -> bool:
-    """A ring's results answer exactly its own calls, each once."""
-    first = messages[unit.start]
-    calls = {c.id for c in first.calls}
-    answered = set()
-    for pos in range(unit.start + 1, unit.stop):
-        m = messages[pos]
-        if m.calls:
-            return False
-        for r in m.results:
-            if r.call_id not in calls or r.call_id in answered:
-                return False
-            answered.add(r.call_id)
-    return answered == calls
 
 
 def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config: AssemblyConfig,
@@ -378,7 +332,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     def check(phase: str) -> None:
         # The pairing invariant at the end of a step, kept incrementally: the
         # input passed the validator, and every removed unit was closed
-        # (``unit_is_closed``), so the view passes it too — without
+        # (``closed.unit_is_closed``), so the view passes it too — without
         # validating the whole view again after each step (the property
         # tests hold the two to the same answer after every removal).
         phase_violations.setdefault(phase, 0)

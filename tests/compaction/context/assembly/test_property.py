@@ -155,13 +155,13 @@ def _without(messages, unit):
 @given(conversations, st.sampled_from(["openai", "anthropic"]))
 def test_the_incremental_check_agrees_with_the_full_validator(spec, format):
     """Trimming does not validate the whole view after each removal: it checks
-    that the unit it removes is closed (``trim.unit_is_closed``). Over every
+    that the unit it removes is closed (``closed.unit_is_closed``). Over every
     unit of generated valid conversations — and over rings cut one message
     short, which are not closed — that check and the full validator on the
     list without the unit give the same answer."""
     from compaction.context.assembly import parse
     from compaction.context.assembly.buckets import RING, Unit, split_units
-    from compaction.context.assembly.trim import unit_is_closed
+    from compaction.context.assembly.closed import unit_is_closed
 
     raw = build(spec)
     system = None
