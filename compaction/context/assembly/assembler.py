@@ -178,7 +178,7 @@ def _bucket_summary(units: Sequence[Unit]) -> dict:
         if u.kind == RING:
             rings += 1
         if u.tokens is None:
-            tokens += unit_floor(u)
+            tokens += u.floor  # (``unit_floor`` of a unit not counted)
             exact = False
         else:
             tokens += u.tokens

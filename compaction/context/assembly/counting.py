@@ -254,22 +254,22 @@ def message_floor(message: Message) -> int:
 class MessageTokens:
     """The exact counts of one assembly's messages, memoised by identity:
     each message is counted at most once, and only when asked for. The memo
-    holds the message too, so no id is reused by another message while it
-    lives."""
+    keeps each counted message alive too (``_alive``), so no id is reused
+    by another message while it lives."""
 
-    __slots__ = ("count", "_known")
+    __slots__ = ("count", "_known", "_alive")
 
     def __init__(self, count: TextCounter):
         self.count = count
-        self._known: dict[int, tuple[Message, int]] = {}
+        self._known: dict[int, int] = {}
+        self._alive: list[Message] = []
 
     def __call__(self, message: Message) -> int:
-        known = self._known.get(id(message))
-        if known is None:
-            value = count_message(message, self.count)
-            self._known[id(message)] = (message, value)
-            return value
-        return known[1]
+        value = self._known.get(id(message))
+        if value is None:
+            value = self._known[id(message)] = count_message(message, self.count)
+            self._alive.append(message)
+        return value
 
     def known(self, message: Message) -> bool:
         return id(message) in self._known

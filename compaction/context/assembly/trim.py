@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from typing import Callable, Sequence
 
-from .buckets import MIDDLE, PREFIX, RING, Unit, measure, unit_floor
+from .buckets import MIDDLE, PREFIX, RING, Unit, floors_of, measure
 from .closed import first_open_unit
 from .config import SIDE_EFFECT_LEDGER, AssemblyConfig
 from .counting import TextCounter, count_message, count_note
@@ -232,13 +232,13 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
     if count_all or not candidates:
         for _, k in candidates:
             measure(units[k], messages, tokens)
-        kept_tokens = protected + sum(unit_floor(units[k]) for _, k in candidates)
+        kept_tokens = protected + sum(floors_of(units[k] for _, k in candidates))
     else:
         room = budget - fixed_tokens - protected
         # F(p) for every p (the walk below counts none of candidates[:p] it
         # does not reach, so these stay their floors).
         ordered = [units[k] for _, k in candidates]
-        floors = [0, *accumulate(map(unit_floor, ordered))]
+        floors = [0, *accumulate(floors_of(ordered))]
         lowest = None
         if pin_ledger and by_key:
             # min over p' <= p of L(p') - F(p'), for every p: L grows only
@@ -360,7 +360,7 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
                         if n is not None and n not in out_of_view:
                             out_of_view.add(n)
                             account(n)
-        return sum(map(unit_floor, going)), [u.tokens for u in going].count(None)
+        return sum(floors_of(going)), [u.tokens for u in going].count(None)
 
     def drop(phase: str, k: int) -> None:
         nonlocal kept_tokens, uncounted_kept
