@@ -369,7 +369,10 @@ def _assemble(*, format: str, messages: Sequence[Any], config: AssemblyConfig | 
         return list(range(u.start, u.stop)) if at_input else _input_indices(msgs, u)
 
     dropped_rings = sorted((indices(u) for u in outcome.dropped if u.kind == RING), key=lambda r: r[0] if r else -1)
-    dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in indices(u))
+    if at_input:  # a turn is one message (``buckets``): its input index is its position
+        dropped_turns = sorted([u.start for u in outcome.dropped if u.kind != RING])
+    else:
+        dropped_turns = sorted(i for u in outcome.dropped if u.kind != RING for i in indices(u))
     report = AssemblyReport(
         format=format, tokens_before=tokens_before, tokens_before_exact=tokens_before_exact,
         tokens_after=outcome.tokens_after, budget=budget,

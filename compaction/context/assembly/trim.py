@@ -384,10 +384,9 @@ def trim(units: list[Unit], messages: Sequence[Message], *, format: str, config:
         nonlocal kept_tokens, uncounted_kept
         start = 0
         while start < stop:
+            # (the candidates are the rings, then the turns: one phase each)
             phase = candidates[start][0]
-            end = start
-            while end < stop and candidates[end][0] == phase:
-                end += 1
+            end = min(stop, rings) if start < rings else stop
             if current["phase"] not in (None, phase):
                 check(current["phase"])
             current["phase"] = phase

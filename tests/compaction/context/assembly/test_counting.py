@@ -184,3 +184,20 @@ def test_a_counter_that_does_not_split_at_newlines_counts_the_joined_text():
     seen = []
     assert count_joined(["ab", "cd"], lambda t: seen.append(t) or len(t)) == 5
     assert seen == ["ab\ncd"]
+
+
+def test_floors_of_is_unit_floor_of_each_unit_counted_or_not():
+    """Trimming sums thousands of floors at once (``floors_of``): the same
+    as ``unit_floor`` one by one — the floor set when the units are cut
+    while a unit is not counted, its exact count once it is."""
+    from compaction.context.assembly.buckets import floors_of, measure, split_units, unit_floor
+
+    messages = from_openai([user("hi"), calls(call("a", "look", q="x"), call("b", "book", q="y")),
+                            tool("a", "found"), tool("b", "booked"), user("thanks")])
+    units = split_units(messages, "openai", None)
+    assert floors_of(units) == [unit_floor(u) for u in units] == [
+        MESSAGE_OVERHEAD, 3 * MESSAGE_OVERHEAD + 2 * CALL_OVERHEAD, MESSAGE_OVERHEAD]
+    counter = default_counter()
+    exact = measure(units[1], messages, lambda m: count_message(m, counter))
+    assert floors_of(units) == [unit_floor(u) for u in units] == [MESSAGE_OVERHEAD, exact, MESSAGE_OVERHEAD]
+    assert exact > 3 * MESSAGE_OVERHEAD + 2 * CALL_OVERHEAD
