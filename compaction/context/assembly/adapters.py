@@ -196,6 +196,9 @@ def from_openai(messages: Sequence[Any]) -> list[Message]:
             only = (result,)
             append(Message(role, only, content.form, extra, i, (), only))
             continue
+        if len(raw) == 2 and value is not _ABSENT:  # role and content only: the commonest message
+            append(Message(role, blocks, form, NO_EXTRA, i, (), ()))
+            continue
         raw_calls = raw.get("tool_calls")
         # Only a non-empty list is parsed; ``[]`` or ``null`` stays in extra
         # and is rendered back as it came.
