@@ -54,10 +54,10 @@ ends, 0.2–0.4 ms on a slow host, which walks the result being returned —
 the cost of any fresh result, wherever the caller's next allocation falls.)
 
 Where the time goes (callgrind, the benchmark's 5,000-message run at a
-100,000-token budget, instructions per assembly): 511.5M cold, of which
+100,000-token budget, instructions per assembly): 511.0M cold, of which
 tiktoken encodes 1,831 texts for 302M (the floor: each is what is sent, or
-the ledger note's lines) — parsing about 51M, the ledger 37M, trimming's own
-work about 45M, cutting units 21M, the two validations about 17M; 179.5M warm.
+the ledger note's lines) — parsing about 50M, the ledger 37M, trimming's own
+work about 45M, cutting units 21M, the two validations about 17M; 179.0M warm.
 
 ``prefix_hash`` is the SHA-256 of the canonical JSON of the format, the tool
 schemas, Anthropic's top-level system prompt and the output's leading
