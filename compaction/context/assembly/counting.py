@@ -133,10 +133,14 @@ def default_counter() -> CachedCounter:
 
 
 def clear_caches() -> None:
-    """Forget every memoised count and ledger fact (the benchmark's cold runs)."""
+    """Forget every memoised count and ledger fact, and the token counts of
+    text pieces (the benchmark's cold runs)."""
+    from compaction.tokens import forget_pieces
+
     from .ledger import FACTS
 
     default_counter().clear()
+    forget_pieces()
     FACTS.clear()
 
 
