@@ -27,7 +27,7 @@ from compaction.handoff.reader import forget_readings as reader_forget_readings
 from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth
 from compaction.handoff.values import dates, same_date
 
-from .chain import chain_index, remembered_chain
+from .chain import chain_index, chain_keys, remembered_chain
 from .corpus import Corpus
 from .reading import ChainHistory, ChainMessage, Condition, LineReading, UserReading, clauses, read_lines
 
@@ -52,12 +52,14 @@ class DriftInput:
         for result in material.tool_results:
             tools.setdefault(result.message_id, result)
         # Chain order is pair order (one user message and one answer per pair).
-        self.users = _user_readings(self.vocabulary, sorted(users.values(), key=lambda m: m.pair_index))
-        self.assistants = sorted(assistants.values(), key=lambda m: m.pair_index)
-        self.tools = sorted(tools.values(), key=lambda t: t.pair_index)
+        user_messages = sorted(users.values(), key=_pair_index)
+        self.assistants = sorted(assistants.values(), key=_pair_index)
+        self.tools = sorted(tools.values(), key=_pair_index)
+        keys = chain_keys(user_messages, self.assistants, self.tools)
+        self.users = _user_readings(self.vocabulary, user_messages, keys[0])
         self.material_user_ids = {p.user_id for p in material.pairs}
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
-        self.chain = chain_index(self.vocabulary, self.users, self.assistants, self.tools)
+        self.chain = chain_index(self.vocabulary, self.users, self.tools, keys)
 
     @read_once
     def note(self) -> notes.Note:
@@ -331,6 +333,7 @@ class DriftInput:
 
 
 _order = attrgetter("order")
+_pair_index = attrgetter("pair_index")  # a key read in C (some 2,700 calls of a lambda per generation)
 
 # The last notes read (text -> its line readings, its heading lines): a
 # generation's note is the next one's parent, read once for both (the note,
@@ -359,22 +362,23 @@ def _read_note(text: str) -> tuple:
     return found
 
 
-def _user_readings(reader: Reader, messages: list[ChainMessage]) -> list[UserReading]:
-    """The readings of the chain's user messages, in chain order. A reading
-    depends on its message and its place alone, and a chain only grows at
-    its end: the readings the last index of this chain holds at the same
-    place (same id, pair and text) are taken again, the others read anew.
-    So readings live as long as the chains remembered (``chain._KEEP``), not
-    in the memo of every text read, where each was an object a full garbage
-    collection walks (issue 14)."""
-    index = remembered_chain(reader, messages[0].id if messages else None)
-    known = index.users if index is not None else []
-    out = []
-    for order, message in enumerate(messages):
-        if order < len(known):
-            old = known[order].message
-            if old.id == message.id and old.pair_index == message.pair_index and old.text == message.text:
-                out.append(known[order])
-                continue
-        out.append(UserReading(message, order, reader))
+def _user_readings(reader: Reader, messages: list[ChainMessage], keys: tuple[tuple, ...]) -> list[UserReading]:
+    """The readings of the chain's user messages (``keys`` their keys,
+    ``chain.chain_keys``), in chain order. A reading depends on its message
+    and its place alone, and a chain only grows at its end: the readings the
+    last index of this chain holds at the same place (same key: id, pair and
+    text) are taken again, the others read anew. So readings live as long as
+    the chains remembered (``chain._KEEP``), not in the memo of every text
+    read, where each was an object a full garbage collection walks (issue
+    14). The keys are compared as tuples, in C, all at once when the chain
+    grew at its end (the usual case), place by place otherwise."""
+    index = remembered_chain(reader, keys[0][0] if keys else None)
+    known, known_keys = (index.users, index.keys[0]) if index is not None else ([], ())
+    n = min(len(known), len(messages))
+    if keys[:n] == known_keys[:n]:
+        out = known[:n]
+    else:
+        out = [known[order] if keys[order] == known_keys[order] else UserReading(messages[order], order, reader)
+               for order in range(n)]
+    out += [UserReading(messages[order], order, reader) for order in range(n, len(messages))]
     return out
