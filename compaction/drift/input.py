@@ -355,7 +355,8 @@ def forget_readings() -> None:
 def _read_note(text: str) -> tuple:
     found = _NOTES.get(text)
     if found is None:
-        found = (read_lines(notes.parse(text)), notes.heading_lines(text))
+        _, lines, headings = notes.scan(text)
+        found = (read_lines(lines), headings)
         while len(_NOTES) >= _NOTES_KEPT:
             _NOTES.pop(next(iter(_NOTES)), None)
         _NOTES[text] = found
