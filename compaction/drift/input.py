@@ -24,7 +24,9 @@ from compaction.handoff import vocabulary as v
 from compaction.handoff.material import Material, ToolResult
 from compaction.handoff.reader import Reader
 from compaction.handoff.reader import forget_readings as reader_forget_readings
-from compaction.handoff.reading import edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth
+from compaction.handoff.reading import (
+    TermsOf, edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth,
+)
 from compaction.handoff.values import dates, same_date
 
 from .chain import chain_index, chain_keys, remembered_chain
@@ -328,8 +330,9 @@ class DriftInput:
         return any(keeps(lines[i], condition) for i in corpus.holding(normalise(condition.operator).lower()))
 
     @read_once
-    def parent_terms(self) -> frozenset[str]:
-        return key_terms(self.parent_text or "")
+    def parent_terms(self) -> TermsOf:
+        """The parent note's key terms, asked one by one (``reading.TermsOf``)."""
+        return TermsOf(self.parent_text or "")
 
 
 _order = attrgetter("order")

@@ -55,6 +55,20 @@ def test_key_terms_are_the_pairs_the_rule_names_and_nothing_else(text):
     assert r.key_terms.__wrapped__(text) == _key_terms_pair_by_pair(text)
 
 
+
+_TERM_TEXTS = st.text(alphabet="的了吗我你先别不要可以申请提交算了只要银色深空灰用户原话现在ab AirPods1-.\n\u3400\u4dbf"
+                               "\u4e00\u9fff\uf900\ufaff\u3041Kſ", max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TERM_TEXTS, _TERM_TEXTS)
+def test_a_long_texts_terms_asked_one_by_one_are_its_key_terms(text, other):
+    """``TermsOf``: a key term of any text is in it exactly when it is one of
+    ``text``'s key terms, and news against it is news against those."""
+    held = r.TermsOf(text)
+    assert {term for term in r.key_terms(other) if term in held} == r.key_terms(other) & r.key_terms(text)
+    assert r.brings_news(other, held) == r.brings_news(other, r.key_terms(text))
+
 def test_a_latin_word_or_number_is_worth_two_a_chinese_term_one():
     assert r.worth({"ipad", "4000", "妈妈"}) == 5
     assert r.shared(frozenset({"ipad", "妈妈"}), frozenset({"ipad", "银色"})) == 2
