@@ -253,6 +253,28 @@ def test_dates_are_found_as_the_look_behind_first_forms_find_them():
     assert values.dates("due aprıl 2") == (("aprıl 2", (None, 4, 2)),)  # re.I folds ı into i: no KeyError
 
 
+
+def test_english_dates_are_searched_for_only_in_texts_holding_what_they_need():
+    """``values._EN_DATE_NEEDS``: each English form is tried only on a text
+    holding what its matches need — the same matches as trying it on every
+    text, whatever the text (the long s, the dotless i and the Kelvin sign
+    among the letters)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff import values
+
+    @settings(max_examples=1000, deadline=None)
+    @given(st.lists(st.sampled_from(["Aug", "ſep", "aprıl", "DEC", "K", "st", "TH", ".", " ", "\n", "3", "12", "a",
+                                     "月"]), max_size=8))
+    def agrees(pieces):
+        text = "".join(pieces)
+        for form, needs in zip(values._EN_DATE_FORMS, values._EN_DATE_NEEDS):
+            if not needs.search(text):
+                assert not form.search(text)
+
+    agrees()
+
 def test_latin_tokens_are_those_of_the_alternation_they_were_first_written_as():
     import re
 
