@@ -27,7 +27,7 @@ from compaction.handoff.reader import forget_readings as reader_forget_readings
 from compaction.handoff.reading import (
     TermsOf, edge_strip, key_terms, keeps, normalise, read_once, shared, unique, worth,
 )
-from compaction.handoff.values import dates, same_date
+from compaction.handoff.values import same_date
 
 from .chain import chain_index, chain_keys, remembered_chain
 from .corpus import Corpus
@@ -159,10 +159,17 @@ class DriftInput:
         if kind == "word":
             return ([self.tools[i].message_id for i in self._tool_lower.holding(key)]
                     + [self.assistants[i].id for i in self._assistant_lower.holding(key)])
-        if kind == "date":
-            found = chain.tool_values.get(("date", key[1:]), ()) + chain.assistant_values.get(("date", key[1:]), ())
-            return [i for i in unique(found) if any(same_date(key, k) for _, k in dates(chain.text_of[i]))]
+        if kind == "date":  # the texts holding the day, in a year that is the same date (``same_date``)
+            found = unique(self._dated(("date", key[1:])))
+            if key[0] is None:
+                return list(found)
+            same = set(self._dated(("date", key))) | set(self._dated(("date", (None, *key[1:]))))
+            return [i for i in found if i in same]
         return list(unique(chain.tool_values.get((kind, key), ()) + chain.assistant_values.get((kind, key), ())))
+
+    def _dated(self, key: tuple) -> tuple[str, ...]:
+        """The tool results, then the assistant answers, holding a date key."""
+        return self.chain.tool_values.get(key, ()) + self.chain.assistant_values.get(key, ())
 
     @read_once
     def _tool_lower(self) -> Corpus:
