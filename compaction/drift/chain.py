@@ -96,6 +96,7 @@ class ChainIndex:
 
     users_by_term = property(lambda self: self.part("users_by_term"))
     questions_by_term = property(lambda self: self.part("questions_by_term"))
+    question_masks = property(lambda self: self.part("question_masks"))
     user_corpus = property(lambda self: self.part("user_corpus"))
     assistant_corpus = property(lambda self: self.part("assistant_corpus"))
     tool_corpus = property(lambda self: self.part("tool_corpus"))
@@ -141,6 +142,20 @@ def _value_keys(text: str) -> list[tuple]:
             + [("amount", n) for n in numbers(text)])
 
 
+def _question_masks(old: dict, index: ChainIndex, users_from: int, *_) -> dict:
+    """``old`` with the questioning users from ``users_from`` on: per key
+    term, an integer holding a 1 in the byte of each questioning user's
+    chain order that holds the term (``DriftInput.closest_question`` adds
+    them up, one byte a count)."""
+    out = dict(old)
+    for user in index.users[users_from:]:
+        if user.asks_question:
+            bit = 1 << (8 * user.order)
+            for term in user.terms:
+                out[term] = out.get(term, 0) | bit
+    return out
+
+
 def _abandon(users: list[UserReading], user: UserReading) -> tuple[UserReading, frozenset[str], frozenset[str]]:
     """An abandonment, the key terms its clause names itself and the terms
     borrowed from the user's previous message when the clause names no
@@ -168,6 +183,7 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
         old, ((term, user.order) for user in ix.users[u:] for term in user.terms))),
     "questions_by_term": (dict, lambda old, ix, u, a, t: _extended(
         old, ((term, user.order) for user in ix.users[u:] if user.asks_question for term in user.terms))),
+    "question_masks": (dict, _question_masks),
     "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
     "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(text) for _, _, text in ix.assistants[a:]])),

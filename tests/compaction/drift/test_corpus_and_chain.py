@@ -166,6 +166,31 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
             assert grown == built, name
 
 
+
+def test_the_closest_question_counted_in_bytes_is_the_one_counted_term_by_term():
+    """``DriftInput.closest_question`` adds the terms' masks up, a byte per
+    question: the question a ``Counter`` of the terms' questions names, for
+    the terms of every message of the repair chain, alone, with the next
+    one's and with a filler term, generation by generation."""
+    from compaction.drift.input import DriftInput
+    from compaction.handoff.reading import key_terms
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    vocabulary = v.DEFAULT.extended({})
+    asked = 0
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=script.NOTES[0], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        texts = [u.message.text for u in d.users]
+        for first, second in zip(texts, texts[1:] + [""]):
+            for terms in (key_terms(first), key_terms(first + "，" + second), key_terms(first) | {"ab"}):
+                found = d.closest_question(terms)
+                assert found == d._closest_counted(terms)
+                asked += found is not None
+    assert asked > 100
+
 def test_a_reading_of_every_assistant_answer_grows_with_the_chain_as_read_afresh():
     """``ChainIndex.per_assistant``: the answers read on from the last
     generation's are those of every answer read now, in chain order, the
