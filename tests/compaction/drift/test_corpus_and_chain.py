@@ -238,6 +238,28 @@ def test_an_alternation_is_searched_from_where_a_match_can_first_start():
                 p.search(text) for ps in v.DEFAULT.patterns[category].values() for p in ps), (category, text)
 
 
+
+def test_a_category_matches_a_text_exactly_when_one_of_its_patterns_does():
+    """The reader's alternations (each led by its class of first characters,
+    as a look-ahead and a scan) answer as a search of every pattern, whatever
+    the text of the vocabulary's pieces."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = ["先别", "提交", "同意", "不", "了", "吗", "？", "?", "算了", "放弃", "只要", "以内", "帮我", "能不能", "hold",
+              "off", "go ahead", "don't", "forget it", "K", "ſ", " ", "，", "4000", "元", "有货", "in stock"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(pieces), max_size=6))
+    def agrees(parts):
+        text = "".join(parts)
+        reader = rd.Reader(v.DEFAULT.extended({}))  # nothing remembered
+        for category, by_language in v.DEFAULT.patterns.items():
+            assert reader.matches(category, text) == any(p.search(text) for ps in by_language.values() for p in ps), \
+                (category, text)
+
+    agrees()
+
 def test_an_extended_corpus_asked_again_answers_as_a_fresh_one():
     """Answers remembered over the first texts and completed over the texts
     added since equal a search of every text (``Corpus`` module doc)."""
