@@ -249,7 +249,10 @@ def _term_chars() -> str:
 # pairs at a run's even offsets, then — after a term character, looked
 # behind from the pair's first — those at its odd ones. One overlapping
 # search (a look-ahead at every position) found the same pairs in 8% more
-# instructions (callgrind, the bench's note lines and user messages).
+# instructions (callgrind, the bench's note lines and user messages: some
+# 1.5M of a worst-case generation's check). re compiles each copy of the
+# class on its own: the three more cost 116M instructions once, as the
+# module is imported — some 80 generations' checks of a worker's saving.
 _TERM_CLASS = f"[{_term_chars()}]"
 _TERM_PAIRS = (re.compile(_TERM_CLASS * 2), re.compile(f"{_TERM_CLASS}(?<={_TERM_CLASS * 2}){_TERM_CLASS}"))
 
