@@ -22,6 +22,7 @@ the values the user said, the go-ahead events and the abandonments.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Callable
 
 from compaction.handoff import values
@@ -95,6 +96,7 @@ class ChainIndex:
 
     users_by_term = property(lambda self: self.part("users_by_term"))
     questions_by_term = property(lambda self: self.part("questions_by_term"))
+    question_masks = property(lambda self: self.part("question_masks"))
     user_corpus = property(lambda self: self.part("user_corpus"))
     assistant_corpus = property(lambda self: self.part("assistant_corpus"))
     tool_corpus = property(lambda self: self.part("tool_corpus"))
@@ -102,7 +104,6 @@ class ChainIndex:
     tool_lower = property(lambda self: self.part("tool_lower"))
     assistant_values = property(lambda self: self.part("assistant_values"))
     tool_values = property(lambda self: self.part("tool_values"))
-    text_of = property(lambda self: self.part("text_of"))
     user_date_keys = property(lambda self: self.part("user_date_keys"))
     user_numbers = property(lambda self: self.part("user_numbers"))
     user_clock_times = property(lambda self: self.part("user_clock_times"))
@@ -131,10 +132,28 @@ def _extended(index: dict, pairs) -> dict:
 
 
 def _value_keys(text: str) -> list[tuple]:
-    """The dates (month and day), clock times and numbers ``text`` holds."""
-    return ([("date", key[1:]) for _, key in values.dates(text)]
+    """The dates (by month and day, and by year — None when not written —,
+    month and day), clock times and numbers ``text`` holds. The dates by
+    year tell which of a day's texts hold it in a given year without
+    reading each text's dates again (some 1.2M instructions of a
+    generation's check: 88 texts held the bench's two looked-up days)."""
+    return ([("date", dated) for _, key in values.dates(text) for dated in (key[1:], key)]
             + [("time", key) for _, key in values.clock_times(text)]
             + [("amount", n) for n in numbers(text)])
+
+
+def _question_masks(old: dict, index: ChainIndex, users_from: int, *_) -> dict:
+    """``old`` with the questioning users from ``users_from`` on: per key
+    term, an integer holding a 1 in the byte of each questioning user's
+    chain order that holds the term (``DriftInput.closest_question`` adds
+    them up, one byte a count)."""
+    out = dict(old)
+    for user in index.users[users_from:]:
+        if user.asks_question:
+            bit = 1 << (8 * user.order)
+            for term in user.terms:
+                out[term] = out.get(term, 0) | bit
+    return out
 
 
 def _abandon(users: list[UserReading], user: UserReading) -> tuple[UserReading, frozenset[str], frozenset[str]]:
@@ -164,6 +183,7 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
         old, ((term, user.order) for user in ix.users[u:] for term in user.terms))),
     "questions_by_term": (dict, lambda old, ix, u, a, t: _extended(
         old, ((term, user.order) for user in ix.users[u:] if user.asks_question for term in user.terms))),
+    "question_masks": (dict, _question_masks),
     "user_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([user.normal for user in ix.users[u:]])),
     "assistant_corpus": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [normalise(text) for _, _, text in ix.assistants[a:]])),
@@ -176,8 +196,6 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
         old, ((key, id_) for id_, _, text in ix.assistants[a:] for key in _value_keys(text)))),
     "tool_values": (dict, lambda old, ix, u, a, t: _extended(
         old, ((key, r.message_id) for r in ix.tools[t:] for key in _value_keys(r.text)))),
-    "text_of": (dict, lambda old, ix, u, a, t: {**old, **{r.message_id: r.text for r in ix.tools[t:]},
-                                                 **{id_: text for id_, _, text in ix.assistants[a:]}}),
     "user_date_keys": (frozenset, lambda old, ix, u, a, t: old | {
         key for user in ix.users[u:] for _, key in values.dates(user.message.text)}),
     "user_numbers": (frozenset, lambda old, ix, u, a, t: old | {
@@ -191,13 +209,27 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
 }
 
 
-def chain_index(reader: Reader, users: list[UserReading], assistants: list[ChainMessage],
-                tools: list[ToolResult]) -> ChainIndex:
-    """The index of a chain, built from the last index of the same chain
-    when this chain extends it (see the module doc)."""
-    keys = (tuple((u.message.id, u.message.pair_index, u.message.text) for u in users),
-            tuple((m.id, m.pair_index, m.text) for m in assistants),
-            tuple((r.message_id, r.pair_index, r.text, r.arguments, r.ok) for r in tools))
+# A message's key, (id, pair, text), and a tool result's, (id, pair, text,
+# arguments, ok): read by ``attrgetter`` in C. The keys of a 900-message
+# chain are made anew every generation (ChainHistory is new each time), and
+# a generator building each tuple in Python was some 0.3 ms of a
+# generation's check (issue 14).
+_MESSAGE_KEY = attrgetter("id", "pair_index", "text")
+_TOOL_KEY = attrgetter("message_id", "pair_index", "text", "arguments", "ok")
+
+
+def chain_keys(users: list[ChainMessage], assistants: list[ChainMessage],
+               tools: list[ToolResult]) -> tuple[tuple, tuple, tuple]:
+    """The keys a chain is told from another by: its user messages', its
+    assistant answers' and its tool results', each in chain order."""
+    return tuple(map(_MESSAGE_KEY, users)), tuple(map(_MESSAGE_KEY, assistants)), tuple(map(_TOOL_KEY, tools))
+
+
+def chain_index(reader: Reader, users: list[UserReading], tools: list[ToolResult],
+                keys: tuple[tuple, tuple, tuple]) -> ChainIndex:
+    """The index of a chain (``users`` read, ``keys`` its ``chain_keys``),
+    built from the last index of the same chain when this chain extends it
+    (see the module doc)."""
     name = _name(keys[0][0][0] if keys[0] else None)
     remembered = reader.remembered(name)
     base = None

@@ -186,10 +186,12 @@ class LineReading(Holding):
         return notes.is_abandoned(self.text)
 
 
-def read_lines(note: notes.Note) -> list[LineReading]:
-    return [LineReading(line.section, line.number, line.text, own, tuple(fragments))
-            for line in note.lines if not notes.is_none_line(line.text)
-            for own, fragments in (notes.split_quote(line.text),)]
+def read_lines(lines: Iterable[tuple[str, int, str]]) -> list[LineReading]:
+    """The readings of a note's lines, ``(section, number, text)`` as
+    ``notes.scan`` gives them, the ``无`` / ``none`` placeholders left out."""
+    return [LineReading(section, number, text, own, tuple(fragments))
+            for section, number, text in lines if not notes.is_none_line(text)
+            for own, fragments in (notes.split_quote(text),)]
 
 
 @dataclass(frozen=True)

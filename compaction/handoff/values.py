@@ -46,6 +46,15 @@ _EN_DATE_FORMS = (
     re.compile(rf"\b({_MONTH_NAME})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),
     re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_NAME})\b", re.I),
 )
+# What a match of each English form must hold, found by a scan for a Latin
+# letter or a digit where the form itself is tried at every position: a
+# month's name ends in an ASCII letter (none of its last letters is one re.I
+# folds another character into), then maybe a dot, spaces and the day; the
+# day's digit, an ordinal's letters, spaces and a month's first letter
+# (ſep, with the long s). A text without them holds no such date: 27,000
+# instructions of the first form's search saved on an assistant's answer
+# naming "AirPods Pro" (issue 14).
+_EN_DATE_NEEDS = (re.compile(r"[A-Za-z]\.?\s+\d"), re.compile(r"\d[A-Za-zſ]{0,2}\s+[A-Za-zſ]"))
 CLOCK_TIME = re.compile(r"(?<!\d)([01]?\d|2[0-3])[:：]([0-5]\d)(?!\d)")
 AMOUNT = re.compile(
     r"[$¥￥]\s?(\d[\d,]*(?:\.\d+)?)"
@@ -73,8 +82,8 @@ def dates(text: str) -> tuple[tuple[str, DateKey], ...]:
                 found.append((m.group().strip(), (int(year) if year else None, month, day)))
     if not LATIN_LETTER.search(text):  # a month's name is Latin letters (as re.I reads them)
         return tuple(found)
-    for i, form in enumerate(_EN_DATE_FORMS):
-        for m in form.finditer(text):
+    for i, (form, needs) in enumerate(zip(_EN_DATE_FORMS, _EN_DATE_NEEDS)):
+        for m in form.finditer(text) if needs.search(text) else ():
             name, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             if 1 <= int(day) <= 31:
                 found.append((m.group().strip(), (None, _MONTHS[name.translate(_FOLDS).lower()], int(day))))

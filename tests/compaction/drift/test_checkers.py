@@ -254,6 +254,15 @@ def test_a_value_the_user_also_said_is_not_extra():
     assert run(c.TOOL_DETAIL_IN_REQUESTS, note, mat) == []
 
 
+
+def test_a_looked_up_date_comes_from_the_texts_holding_it_in_its_year_or_in_none():
+    mat = material(("签收日期是哪天？", "2027-08-31那天。"), ("另一单呢？", "8月31日签收。"),
+                   tools=[result(0, "t0", "lookup_order", "{}", '{"delivered_at": "2026-08-31"}'),
+                          result(1, "t1", "lookup_order", "{}", '{"delivered_at": "2027-08-31"}')])
+    found = run(c.TOOL_DETAIL_IN_REQUESTS, zh(**{R: ["左耳无声（2026-08-31签收）", "另一单（8月31日）"]}), mat)
+    assert {f.subject: f.message_ids for f in found if f.subject != "签收"} == {
+        "2026-08-31": ("t0", "a1"), "8月31日": ("t0", "t1", "a0", "a1")}
+
 def test_a_date_the_user_said_in_another_year_is_another_date():
     mat = Material(DELIVERY.pairs + material(("保修到2027-08-31对吧？", "对。"), start=1).pairs, DELIVERY.tool_results)
     note = zh(**{R: ["左耳无声，寄回本店修（订单88232，2026-08-31签收前买的）"]})

@@ -166,6 +166,31 @@ def test_every_part_of_an_extended_chain_index_is_the_part_built_afresh():
             assert grown == built, name
 
 
+
+def test_the_closest_question_counted_in_bytes_is_the_one_counted_term_by_term():
+    """``DriftInput.closest_question`` adds the terms' masks up, a byte per
+    question: the question a ``Counter`` of the terms' questions names, for
+    the terms of every message of the repair chain, alone, with the next
+    one's and with a filler term, generation by generation."""
+    from compaction.drift.input import DriftInput
+    from compaction.handoff.reading import key_terms
+
+    from . import repair_chain as script
+
+    materials = script.materials(script.built().document)
+    vocabulary = v.DEFAULT.extended({})
+    asked = 0
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=script.NOTES[0], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        texts = [u.message.text for u in d.users]
+        for first, second in zip(texts, texts[1:] + [""]):
+            for terms in (key_terms(first), key_terms(first + "，" + second), key_terms(first) | {"ab"}):
+                found = d.closest_question(terms)
+                assert found == d._closest_counted(terms)
+                asked += found is not None
+    assert asked > 100
+
 def test_a_reading_of_every_assistant_answer_grows_with_the_chain_as_read_afresh():
     """``ChainIndex.per_assistant``: the answers read on from the last
     generation's are those of every answer read now, in chain order, the
@@ -212,6 +237,28 @@ def test_an_alternation_is_searched_from_where_a_match_can_first_start():
             assert reader.matches(category, text) == any(
                 p.search(text) for ps in v.DEFAULT.patterns[category].values() for p in ps), (category, text)
 
+
+
+def test_a_category_matches_a_text_exactly_when_one_of_its_patterns_does():
+    """The reader's alternations (each led by its class of first characters,
+    as a look-ahead and a scan) answer as a search of every pattern, whatever
+    the text of the vocabulary's pieces."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = ["先别", "提交", "同意", "不", "了", "吗", "？", "?", "算了", "放弃", "只要", "以内", "帮我", "能不能", "hold",
+              "off", "go ahead", "don't", "forget it", "K", "ſ", " ", "，", "4000", "元", "有货", "in stock"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(pieces), max_size=6))
+    def agrees(parts):
+        text = "".join(parts)
+        reader = rd.Reader(v.DEFAULT.extended({}))  # nothing remembered
+        for category, by_language in v.DEFAULT.patterns.items():
+            assert reader.matches(category, text) == any(p.search(text) for ps in by_language.values() for p in ps), \
+                (category, text)
+
+    agrees()
 
 def test_an_extended_corpus_asked_again_answers_as_a_fresh_one():
     """Answers remembered over the first texts and completed over the texts

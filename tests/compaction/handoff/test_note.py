@@ -94,3 +94,28 @@ def test_material_is_rendered_with_role_labels_and_long_messages_cut_in_the_midd
     cut = cut_middle("a" * 50 + "b" * 50, max_chars=20, language=note.EN)
     assert cut.startswith("a" * 10) and cut.endswith("b" * 10) and "80 characters omitted" in cut
     assert material.message_ids == ["u", "a"] and material.from_pair == material.to_pair == 3
+
+
+
+def test_a_quote_is_searched_for_only_in_a_line_holding_its_marker():
+    """``split_quote`` searches for 原话 / quote: only in a line that holds
+    原话 or a colon: what searching every line finds, whatever the line."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    def searched_everywhere(text):  # split_quote as first written
+        match = note._ZH_QUOTE.search(text) or note._EN_QUOTE.search(text)
+        if not match:
+            return text.strip(), []
+        fragments = [p.strip().strip(note._QUOTE_MARKS).strip() for p in note._QUOTE_SPLIT.split(match.group(1))]
+        head = text[:match.start()].rstrip()
+        return (head[:-1] if head.endswith(("（", "(")) else head).rstrip(), [f for f in fragments if f]
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from(["原话", "quote", "QUOTE", "：", ":", "（", "）", "(", ")", "；", " ", "a", "话", "'"]),
+                    max_size=10))
+    def agrees(pieces):
+        text = "".join(pieces)
+        assert note.split_quote(text) == searched_everywhere(text)
+
+    agrees()

@@ -55,6 +55,20 @@ def test_key_terms_are_the_pairs_the_rule_names_and_nothing_else(text):
     assert r.key_terms.__wrapped__(text) == _key_terms_pair_by_pair(text)
 
 
+
+_TERM_TEXTS = st.text(alphabet="的了吗我你先别不要可以申请提交算了只要银色深空灰用户原话现在ab AirPods1-.\n\u3400\u4dbf"
+                               "\u4e00\u9fff\uf900\ufaff\u3041Kſ", max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TERM_TEXTS, _TERM_TEXTS)
+def test_a_long_texts_terms_asked_one_by_one_are_its_key_terms(text, other):
+    """``TermsOf``: a key term of any text is in it exactly when it is one of
+    ``text``'s key terms, and news against it is news against those."""
+    held = r.TermsOf(text)
+    assert {term for term in r.key_terms(other) if term in held} == r.key_terms(other) & r.key_terms(text)
+    assert r.brings_news(other, held) == r.brings_news(other, r.key_terms(text))
+
 def test_a_latin_word_or_number_is_worth_two_a_chinese_term_one():
     assert r.worth({"ipad", "4000", "妈妈"}) == 5
     assert r.shared(frozenset({"ipad", "妈妈"}), frozenset({"ipad", "银色"})) == 2
@@ -238,6 +252,28 @@ def test_dates_are_found_as_the_look_behind_first_forms_find_them():
         ("2026-08-31", (2026, 8, 31)), ("8月31日", (None, 8, 31)), ("Aug 31", (None, 8, 31)), ("ſep 3", (None, 9, 3)))
     assert values.dates("due aprıl 2") == (("aprıl 2", (None, 4, 2)),)  # re.I folds ı into i: no KeyError
 
+
+
+def test_english_dates_are_searched_for_only_in_texts_holding_what_they_need():
+    """``values._EN_DATE_NEEDS``: each English form is tried only on a text
+    holding what its matches need — the same matches as trying it on every
+    text, whatever the text (the long s, the dotless i and the Kelvin sign
+    among the letters)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from compaction.handoff import values
+
+    @settings(max_examples=1000, deadline=None)
+    @given(st.lists(st.sampled_from(["Aug", "ſep", "aprıl", "DEC", "K", "st", "TH", ".", " ", "\n", "3", "12", "a",
+                                     "月"]), max_size=8))
+    def agrees(pieces):
+        text = "".join(pieces)
+        for form, needs in zip(values._EN_DATE_FORMS, values._EN_DATE_NEEDS):
+            if not needs.search(text):
+                assert not form.search(text)
+
+    agrees()
 
 def test_latin_tokens_are_those_of_the_alternation_they_were_first_written_as():
     import re
