@@ -64,53 +64,6 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-# cl100k's pre-tokenizer (tiktoken's ``pat_str``) written for ASCII text in
-# ``re``'s terms: on ASCII, ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]``,
-# Rust's ``\s`` (Unicode White_Space) is ``[\t-\r ]`` — not ``re``'s ``\s``,
-# which also takes \x1c-\x1f — and Rust's ``$`` is ``\Z``. Same alternatives
-# in the same order, possessive where tiktoken's are.
-_WS = r"\t-\r "
-_ASCII_PIECES = re.compile(
-    r"'(?i:[sdmt]|ll|ve|re)"
-    r"|[^\r\nA-Za-z0-9]?+[A-Za-z]++"
-    r"|[0-9]{1,3}+"
-    rf"| ?[^{_WS}A-Za-z0-9]++[\r\n]*+"
-    rf"|[{_WS}]++\Z"
-    rf"|[{_WS}]*[\r\n]"
-    rf"|[{_WS}]+(?![^{_WS}])"
-    rf"|[{_WS}]"
-)
-# Pieces longer than this are counted, not kept (a long run of spaces or
-# dashes is rare and would make the table large).
-_PIECE_KEPT = 32
-_PIECES_MAX = 50_000
-
-
-class _PieceCounts(dict):
-    """Tokens per pre-tokenizer piece, bounded (a full table starts over).
-    A piece's tokens depend on its bytes alone (the byte-pair merges run
-    inside a piece), and a piece split again is itself (no alternative
-    that failed at its start in the text can match it alone but
-    ``\s++$``, which takes a whitespace piece whole), so counting a missing
-    piece with ``encode_ordinary`` gives its exact count."""
-
-    def __missing__(self, piece: str) -> int:
-        tokens = len(_encoding().encode_ordinary(piece))
-        if len(piece) <= _PIECE_KEPT:
-            if len(self) >= _PIECES_MAX:
-                self.clear()
-            self[piece] = tokens
-        return tokens
-
-
-_PIECES = _PieceCounts()
-
-
-def clear_piece_counts() -> None:
-    """Forget every piece's count (the assembly benchmark's cold runs)."""
-    _PIECES.clear()
-
-
 def count_tokens(text: str) -> int:
     encoding = _encoding()
     if encoding is None:
@@ -119,14 +72,6 @@ def count_tokens(text: str) -> int:
         # Counted by words or pieces from tables (``token_pieces``: the
         # same counts, fewer instructions than tiktoken's own pass).
         return ascii_tokens(text, encoding)
-    if text.isascii():
-        # ASCII text is cut into pieces by ``re`` and each piece's count
-        # looked up: 20-29 against 46-48 ms for tiktoken's own
-        # ``encode_ordinary`` on the 1,126 ASCII texts (351k characters) a
-        # cold 5,000-message assembly counts, the table empty at the start
-        # (issue 15). tiktoken's pattern runs on fancy-regex, slower than
-        # ``re`` on ASCII; other text keeps tiktoken's own path.
-        return sum(map(_PIECES.__getitem__, _ASCII_PIECES.findall(text)))
     # Special-token text (``<|endoftext|>``) counts as plain text: tiktoken's
     # ``encode_ordinary`` is ``encode(text, disallowed_special=())`` without
     # the scan for special tokens, so a little faster.
