@@ -24,7 +24,7 @@ Shares of broken pairing and ledger survival are over the outputs produced.
 
 Part 2 — assembly latency for runs of 50, 500 and 5,000 messages (τ-bench
 messages concatenated, call ids made unique, one system prompt) at a
-100,000-token budget, p50 and p99: cold (empty token cache: no text
+100,000-token budget, p50 and p99: cold (empty token caches — no text, word or piece
 counted before, as when a REST request brings its run fresh — assembly
 then counts only what the budget needs, the middle from the newest unit
 back until the budget is full) and warm (the steady state of an agent
@@ -263,7 +263,7 @@ def part_two(trajectories: list[dict]) -> None:
           f"{' / '.join(f'{1e6 * x:.1f}µs' for x in trimming)} — spread {spread:.2f}x "
           f"({'flat: linear' if spread <= 1.35 else 'NOT flat'}). Up to ~1,000 messages these runs fit the budget "
           "and nothing is trimmed, hence the lower cost per message there.")
-    print(f"(cold: no token count or ledger fact cached, so every text the budget needs is counted afresh — the "
+    print(f"(cold: no count of a text, word or piece and no ledger fact cached, so every text the budget needs is counted afresh — the "
           f"middle only from the newest unit back until the budget is full; {', '.join(str(c) for _, c in repeats.values())} "
           "runs per size, so their p99 is close to the maximum; warm: the agent's steady state, history resent, "
           "only new texts counted)")
