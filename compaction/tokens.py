@@ -39,7 +39,6 @@ import math
 import re
 
 from . import token_pieces
-from .token_pieces import ascii_tokens
 
 _CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
@@ -71,7 +70,7 @@ def count_tokens(text: str) -> int:
     if text.isascii():
         # Counted by words or pieces from tables (``token_pieces``: the
         # same counts, fewer instructions than tiktoken's own pass).
-        return ascii_tokens(text, encoding)
+        return token_pieces.ascii_tokens(text, encoding)
     # Special-token text (``<|endoftext|>``) counts as plain text: tiktoken's
     # ``encode_ordinary`` is ``encode(text, disallowed_special=())`` without
     # the scan for special tokens, so a little faster.
