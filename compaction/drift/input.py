@@ -63,15 +63,6 @@ class DriftInput:
         self._line_corpora: dict[int, tuple[list[LineReading], Corpus]] = {}
         self.chain = chain_index(self.vocabulary, self.users, self.tools, keys)
 
-    @read_once
-    def note(self) -> notes.Note:
-        """The note parsed (its lines are read once, as ``lines``)."""
-        return notes.parse(self.text)
-
-    @read_once
-    def parent(self) -> notes.Note | None:
-        return notes.parse(self.parent_text) if self.parent_text is not None else None
-
     # -- what the user said
 
     @read_once
