@@ -148,19 +148,16 @@ def parse(text: str) -> Note:
 
 def scan(text: str) -> tuple[str | None, tuple[tuple[str, int, str], ...], dict[str, int]]:
     """``parse`` in one pass, without a ``NoteLine`` per line: the note's
-    language, each line as ``(section, number, text)`` and each section's
-    heading line (``heading_lines``); raises ``MalformedNote`` as ``parse``
-    does. The drift checks read a note's lines from it: a frozen
+    language, each line as ``(section, number, text)`` and each known
+    section's heading line number (1-based, as a line's: where a finding
+    about something missing from a section points); raises ``MalformedNote``
+    as ``parse`` does. The drift checks read a note's lines from it: a frozen
     ``NoteLine`` takes a microsecond to make, and parsing a 6,000-character
     note of 215 lines, then numbering its headings, was some 0.5 ms of a
     generation's check (issue 14)."""
     problem = heading_problem(text)
     if problem:
         raise MalformedNote(problem)
-    return _scan(text)
-
-
-def _scan(text: str) -> tuple[str | None, tuple[tuple[str, int, str], ...], dict[str, int]]:
     language = None
     section = None
     lines: list[tuple[str, int, str]] = []
@@ -224,12 +221,6 @@ def split_quote(text: str) -> tuple[str, list[str]]:
     if head.endswith(("（", "(")):
         head = head[:-1]
     return head.rstrip(), fragments
-
-
-def heading_lines(text: str) -> dict[str, int]:
-    """Each known section's heading line number (1-based, as in ``NoteLine``):
-    where a finding about something missing from a section points."""
-    return _scan(text)[2]
 
 
 def quote_suffix(fragments: list[str], *, language: str) -> str:

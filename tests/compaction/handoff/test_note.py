@@ -57,7 +57,7 @@ def test_a_lines_own_words_leave_its_quote_out():
 
 def test_heading_lines_are_numbered_like_note_lines():
     text = note.render({note.REQUESTS: ["a", "b"]}, language=note.ZH)
-    lines = note.heading_lines(text)
+    lines = note.scan(text)[2]
     assert lines[note.REQUESTS] == 1 and lines[note.TODOS] == 4 and lines[note.DONE] == 12
 
 
