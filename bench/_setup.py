@@ -44,6 +44,20 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def interpreter() -> str:
+    """The Python running the benchmark, as a figure's context: version,
+    executable, and whether libpython is a shared library (a default pyenv
+    build) or linked in (Debian's, which is also built with profile-guided
+    and link-time optimisation): the same code runs 15-35% slower on the
+    first (README, "Which Python")."""
+    import os.path
+
+    with open("/proc/self/maps") as maps:
+        shared = "libpython" in maps.read()
+    linked = "libpython shared" if shared else "libpython linked in"
+    return f"Python {sys.version.split()[0]} ({os.path.realpath(sys.executable)}, {linked})"
+
+
 def speed_reference_ms() -> float:
     """The best of five runs of a fixed pure-Python workload (integers, a
     dict, short strings), in ms: printed beside a benchmark's figures so a

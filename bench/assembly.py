@@ -60,7 +60,7 @@ from compaction.context.assembly import (  # noqa: E402
     parse,
     validate_request,
 )
-from _setup import speed_reference_ms  # noqa: E402
+from _setup import interpreter, speed_reference_ms  # noqa: E402
 from compaction.collector import freeze_startup_heap  # noqa: E402
 from compaction.context.assembly.counting import clear_caches  # noqa: E402
 from compaction.context.assembly.notes import LEDGER_NOTE_HEADER, SUMMARY_NOTE_HEADER  # noqa: E402
@@ -284,7 +284,7 @@ def main() -> None:
         trajectories = json.load(handle)
     load = os.getloadavg()
     print(f"Machine: {os.cpu_count()} cores, shared with other agents; load average "
-          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} at start. Python {sys.version.split()[0]}. "
+          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} at start. {interpreter()}. "
           f"Startup heap frozen as a web process's is: {frozen:,} objects. Speed reference "
           f"{speed_reference_ms():.1f} ms (bench/_setup.py: larger on a slower host).")
     default_counter()("warm up the encoding")

@@ -58,7 +58,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _setup import speed_reference_ms  # noqa: E402
+from _setup import interpreter, speed_reference_ms  # noqa: E402
 from compaction.collector import freeze_startup_heap  # noqa: E402
 from compaction.drift import checkers as c  # noqa: E402
 from compaction.handoff import note as notes  # noqa: E402
@@ -228,7 +228,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; load average before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, "
           f"after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f} (shared with other work while measuring); "
           f"startup heap frozen as a worker's is: {frozen:,} objects; speed reference "
-          f"{speed_reference_ms():.1f} ms (bench/_setup.py: larger on a slower host)")
+          f"{speed_reference_ms():.1f} ms (bench/_setup.py: larger on a slower host); {interpreter()}")
     print(f"chain: {args.rounds} rounds per scenario × {args.generations} generations, {2 * args.pairs} material "
           f"messages per generation, up to {2 * args.pairs * args.generations} chain messages")
     print("note chars / findings / lines flagged per generation (first round):")
