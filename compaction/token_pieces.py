@@ -66,6 +66,11 @@ PIECES = re.compile(
 # its words keeping the other spaces; any other text at every space.
 _SPACE_AFTER_WHITESPACE = ("  ", "\n ", "\t ", "\r ", "\x0b ", "\x0c ")
 _WORD_SPACE = re.compile(rf" (?<=[^{_WS}] )")
+# Each two-character search stops at every space of the text, where a search
+# for one character is a ``memchr``, and most texts hold no tab, carriage
+# return or form feed at all: each mark but ``"  "`` is looked for only where
+# its whitespace is (the cold assembly's texts 9.4M → 3.7M instructions).
+_OTHER_WHITESPACE_SPACE = tuple((mark[0], mark) for mark in _SPACE_AFTER_WHITESPACE if mark != "  ")
 
 KEPT_CHARS = 40  # longer words and pieces are counted, not kept
 TABLE_MAX = 50_000  # entries per table
@@ -122,12 +127,15 @@ def ascii_tokens(text: str, encoding) -> int:
     the pieces the table does not hold yet)."""
     if _PIECE.encoding is not encoding:
         _load(encoding)
-    for mark in _SPACE_AFTER_WHITESPACE:
-        if mark in text:
-            words = _WORD_SPACE.split(text)
-            break
+    if "  " in text:
+        words = _WORD_SPACE.split(text)
     else:
-        words = text.split(" ")
+        for char, mark in _OTHER_WHITESPACE_SPACE:
+            if char in text and mark in text:
+                words = _WORD_SPACE.split(text)
+                break
+        else:
+            words = text.split(" ")
     return _FIRST[words[0]] + sum(map(_SPACED.__getitem__, islice(words, 1, None)))
 
 
