@@ -25,7 +25,9 @@ Shares of broken pairing and ledger survival are over the outputs produced.
 Part 2 — assembly latency for runs of 50, 500 and 5,000 messages (τ-bench
 messages concatenated, call ids made unique, one system prompt) at a
 100,000-token budget, p50 and p99: cold (empty token caches — no text, word or piece
-counted before, as when a REST request brings its run fresh — assembly
+counted before, as when a REST request brings its run fresh; what is static
+is the process's own start: tiktoken's vocabulary, and the set of its ASCII
+strings that ``token_pieces`` reads from it once — assembly
 then counts only what the budget needs, the middle from the newest unit
 back until the budget is full) and warm (the steady state of an agent
 resending its history: texts seen before are not tokenized again), in
@@ -265,7 +267,8 @@ def part_two(trajectories: list[dict]) -> None:
           f"{' / '.join(f'{1e6 * x:.1f}µs' for x in trimming)} — spread {spread:.2f}x "
           f"({'flat: linear' if spread <= 1.35 else 'NOT flat'}). Up to ~1,000 messages these runs fit the budget "
           "and nothing is trimmed, hence the lower cost per message there.")
-    print(f"(cold: no count of a text, word or piece and no ledger fact cached, so every text the budget needs is counted afresh — the "
+    print(f"(cold: no count of a text, word or piece and no ledger fact cached, so every text the budget needs is counted afresh "
+          "(the vocabulary, loaded once per process, is static) — the "
           f"middle only from the newest unit back until the budget is full; {', '.join(str(c) for _, c in repeats.values())} "
           "runs per size, p99 being the second-slowest run where there are 80 or more, the slowest where fewer; warm: the agent's steady state, history resent, "
           "only new texts counted)")

@@ -120,3 +120,13 @@ def test_non_ascii_text_is_counted_by_tiktoken_itself():
     text = "订单 88232 was delivered ſ ok"
     assert tokens.count_tokens(text) == _tiktoken(text)
     assert token_pieces.kept() == 0
+
+
+def test_every_ascii_string_of_the_vocabulary_is_one_piece_of_one_token():
+    # What lets a word or piece that is a string of the vocabulary count one
+    # token without being cut.
+    encoding = tokens._encoding()
+    strings = [b.decode("ascii") for b in encoding.token_byte_values() if b.isascii()]
+    assert len(strings) > 90_000
+    assert [s for s in strings if token_pieces.PIECES.findall(s) != [s]] == []
+    assert [s for s in strings if len(encoding.encode_ordinary(s)) != 1] == []
