@@ -15,13 +15,17 @@ same either way; only the work differs.
 
 The parts: the user messages by key term (a rule about a term looks at the
 messages sharing it; those that ask a question, apart), the user, assistant and
-tool corpora (one search for a quote; lower-cased too, for tool wording), the values each assistant answer and
-tool result holds (dates, clock times, amounts: ``tool_detail_in_requests``),
-the values the user said, the go-ahead events and the abandonments.
+tool corpora (one search for a quote; lower-cased too, for tool wording), the
+texts among the tool results and assistant answers that write a digit other
+than 0-9, the values the user said, the go-ahead events and the abandonments.
+Which tool results and assistant answers hold a value (a date, a clock time,
+an amount: ``tool_detail_in_requests``) is read for each value asked about,
+and kept with the number of texts read, like ``resumed``.
 """
 
 from __future__ import annotations
 
+import re
 from operator import attrgetter
 from typing import Callable
 
@@ -61,6 +65,11 @@ class ChainIndex:
         # again, with the number of users read: a copy of the base's, read
         # on from there (``DriftInput.resumed``).
         self.resumed: dict[int, tuple[int, bool]] = dict(base.resumed) if base is not None else {}
+        # The tool results and assistant answers holding each value asked
+        # for, with the number of each read: a copy of the base's, read on
+        # from there (``holding_value``).
+        self.values_held: dict[tuple, tuple[int, int, tuple[int, ...], tuple[int, ...]]] = (
+            dict(base.values_held) if base is not None else {})
 
     def part(self, name, spec=None):
         """The index part ``name`` (``_PARTS``, or ``spec``: its (empty,
@@ -89,6 +98,29 @@ class ChainIndex:
 
         return self.part(("per assistant", name), (tuple, extend))
 
+    def holding_value(self, kind: str, key) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The chain orders of the tool results, and of the assistant answers,
+        whose text holds the value ``(kind, key)`` (``values.dates`` — a key
+        (month, day) or (year or None, month, day) —, ``clock_times``,
+        ``reading.numbers``). Read for the value asked about, not for every
+        value of every text: a generation's check asks about a few values,
+        where reading every value of its 100 new answers and tool results
+        was some 6M instructions of each worst-case and typical check of
+        ``bench/drift.py`` (callgrind: the checks 3.3M and 4.6M fewer
+        reading the values asked about). Only the texts that write the
+        value's digits are read (``_holds_value``); each answer is kept with
+        the number of texts read, and a longer chain reads only the texts
+        since."""
+        held = self.values_held.get((kind, key))
+        tools_from, assistants_from, in_tools, in_assistants = held if held is not None else (0, 0, (), ())
+        if tools_from < len(self.tools) or assistants_from < len(self.assistants):
+            in_tools += _holding(kind, key, [r.text for r in self.tools[tools_from:]], tools_from,
+                                 self.part("tools_other_digits"))
+            in_assistants += _holding(kind, key, [text for _, _, text in self.assistants[assistants_from:]],
+                                      assistants_from, self.part("assistants_other_digits"))
+            self.values_held[(kind, key)] = (len(self.tools), len(self.assistants), in_tools, in_assistants)
+        return in_tools, in_assistants
+
     def forget_base(self) -> None:
         """Parts not built yet are built from every message (the base goes, so
         a chain of indexes does not keep every generation alive)."""
@@ -102,8 +134,6 @@ class ChainIndex:
     tool_corpus = property(lambda self: self.part("tool_corpus"))
     assistant_lower = property(lambda self: self.part("assistant_lower"))
     tool_lower = property(lambda self: self.part("tool_lower"))
-    assistant_values = property(lambda self: self.part("assistant_values"))
-    tool_values = property(lambda self: self.part("tool_values"))
     user_date_keys = property(lambda self: self.part("user_date_keys"))
     user_numbers = property(lambda self: self.part("user_numbers"))
     user_clock_times = property(lambda self: self.part("user_clock_times"))
@@ -131,15 +161,53 @@ def _extended(index: dict, pairs) -> dict:
     return out
 
 
-def _value_keys(text: str) -> list[tuple]:
-    """The dates (by month and day, and by year — None when not written —,
-    month and day), clock times and numbers ``text`` holds. The dates by
-    year tell which of a day's texts hold it in a given year without
-    reading each text's dates again (some 1.2M instructions of a
-    generation's check: 88 texts held the bench's two looked-up days)."""
-    return ([("date", dated) for _, key in values.dates(text) for dated in (key[1:], key)]
-            + [("time", key) for _, key in values.clock_times(text)]
-            + [("amount", n) for n in numbers(text)])
+# A digit ``\d`` reads that is not one of 0-9 (a full-width ３, an Arabic-Indic
+# ٣): a date's day written with one is not found by its digits' search.
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+
+
+def _other_digits(texts: list[str], first: int) -> frozenset[int]:
+    """The orders (``first`` on) of ``texts`` that write a digit other than
+    0-9 — usually none, found by one search of them all."""
+    if not _OTHER_DIGIT.search("\n".join(texts)):
+        return frozenset()
+    return frozenset(first + i for i, text in enumerate(texts) if _OTHER_DIGIT.search(text))
+
+
+def _holds_value(kind: str, key, text: str) -> bool:
+    """Whether ``text`` holds the value: what ``values.dates`` (a date's key
+    with its year, or without it: its month and day), ``values.clock_times``
+    or ``reading.numbers`` read in it, asked only of a text that writes the
+    value's digits — a day's (the day of 08-05 is 5, written 5 or 05), a clock
+    time's minutes, or an amount's, its thousands separators aside."""
+    if kind == "date":
+        return any((dated[1:] if len(key) == 2 else dated) == key for _, dated in values.dates(text))
+    if kind == "time":
+        return any(said == key for _, said in values.clock_times(text))
+    if kind == "amount":
+        return key in numbers(text)
+    return False
+
+
+def _digits_of(kind: str, key) -> str:
+    """What a text holding the value writes (see ``_holds_value``)."""
+    if kind == "date":
+        return str(key[-1])
+    if kind == "time":
+        return key.split(":")[-1]
+    return key if kind == "amount" else ""
+
+
+def _holding(kind: str, key, texts: list[str], first: int, other_digits: frozenset[int]) -> tuple[int, ...]:
+    """The orders (``first`` on) of ``texts`` that hold the value; a text
+    writing other digits (``_OTHER_DIGIT``) is read whatever it writes."""
+    digits = _digits_of(kind, key)
+    out = []
+    for i, text in enumerate(texts, start=first):
+        written = text.replace(",", "") if kind == "amount" and "," in text else text
+        if (digits in written or i in other_digits) and _holds_value(kind, key, text):
+            out.append(i)
+    return tuple(out)
 
 
 def _question_masks(old: dict, index: ChainIndex, users_from: int, *_) -> dict:
@@ -192,10 +260,9 @@ _PARTS: dict[str, tuple[Callable, Callable]] = {
     "assistant_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended(
         [text.lower() for _, _, text in ix.assistants[a:]])),
     "tool_lower": (lambda: Corpus([]), lambda old, ix, u, a, t: old.extended([r.text.lower() for r in ix.tools[t:]])),
-    "assistant_values": (dict, lambda old, ix, u, a, t: _extended(
-        old, ((key, id_) for id_, _, text in ix.assistants[a:] for key in _value_keys(text)))),
-    "tool_values": (dict, lambda old, ix, u, a, t: _extended(
-        old, ((key, r.message_id) for r in ix.tools[t:] for key in _value_keys(r.text)))),
+    "assistants_other_digits": (frozenset, lambda old, ix, u, a, t: old | _other_digits(
+        [text for _, _, text in ix.assistants[a:]], a)),
+    "tools_other_digits": (frozenset, lambda old, ix, u, a, t: old | _other_digits([r.text for r in ix.tools[t:]], t)),
     "user_date_keys": (frozenset, lambda old, ix, u, a, t: old | {
         key for user in ix.users[u:] for _, key in values.dates(user.message.text)}),
     "user_numbers": (frozenset, lambda old, ix, u, a, t: old | {

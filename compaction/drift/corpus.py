@@ -70,8 +70,10 @@ class Corpus:
         known = self._held.get(words)
         if known is not None and (known[1] or known[0] == n):
             return known[1]
-        found = (self.joined.find(words, self._offset(known[0])) != -1) if known is not None \
-            else words in self.joined
+        # Searched from the end: words asked for the first time are most often
+        # the newest texts' (a note's quotes of its own material), which a
+        # search from the start reaches only after every older text.
+        found = self.joined.rfind(words, self._offset(known[0]) if known is not None else 0) != -1
         if len(self._held) >= _REMEMBER:
             self._held = {}
         self._held[words] = (n, found)

@@ -179,21 +179,22 @@ class DriftInput:
 
     def value_sources(self, kind: str, key) -> list[str]:
         """The tool results, then the assistant answers, that hold a value."""
-        chain = self.chain
         if kind == "word":
             return ([self.tools[i].message_id for i in self._tool_lower.holding(key)]
                     + [self.assistants[i].id for i in self._assistant_lower.holding(key)])
         if kind == "date":  # the texts holding the day, in a year that is the same date (``same_date``)
-            found = unique(self._dated(("date", key[1:])))
+            found = unique(self._holding_value(kind, key[1:]))
             if key[0] is None:
                 return list(found)
-            same = set(self._dated(("date", key))) | set(self._dated(("date", (None, *key[1:]))))
+            same = set(self._holding_value(kind, key)) | set(self._holding_value(kind, (None, *key[1:])))
             return [i for i in found if i in same]
-        return list(unique(chain.tool_values.get((kind, key), ()) + chain.assistant_values.get((kind, key), ())))
+        return list(unique(self._holding_value(kind, key)))
 
-    def _dated(self, key: tuple) -> tuple[str, ...]:
-        """The tool results, then the assistant answers, holding a date key."""
-        return self.chain.tool_values.get(key, ()) + self.chain.assistant_values.get(key, ())
+    def _holding_value(self, kind: str, key) -> list[str]:
+        """The tool results, then the assistant answers, holding a value key
+        (``ChainIndex.holding_value``)."""
+        in_tools, in_assistants = self.chain.holding_value(kind, key)
+        return [self.tools[i].message_id for i in in_tools] + [self.assistants[i].id for i in in_assistants]
 
     @read_once
     def _tool_lower(self) -> Corpus:

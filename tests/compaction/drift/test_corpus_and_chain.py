@@ -501,3 +501,41 @@ def test_the_user_asked_for_what_some_asking_clause_of_any_user_message_shares()
     agrees()
     answers = [d.user_asked_for(frozenset(u.terms)) for u in d.users]
     assert answers == [plainly(u.terms) for u in d.users] and any(answers) and not all(answers)
+
+
+def test_the_texts_holding_a_value_grow_with_the_chain_as_read_afresh():
+    """``ChainIndex.holding_value``: the tool results and assistant answers
+    holding a date (with its year and without), a clock time or an amount,
+    read on from the last generation's answer, are those that hold it read
+    from every text — full-width digits and thousands separators included."""
+    from compaction.drift.chain import ChainIndex
+    from compaction.drift.input import DriftInput
+    from compaction.handoff import values
+    from compaction.handoff.material import Material, MaterialPair
+    from compaction.handoff.reading import numbers
+
+    from . import repair_chain as script
+
+    def value_keys(text):
+        return ([("date", dated) for _, key in values.dates(text) for dated in (key[1:], key)]
+                + [("time", key) for _, key in values.clock_times(text)] + [("amount", n) for n in numbers(text)])
+
+    materials = script.materials(script.built().document)
+    odd = ["８月３１日到货，共1,899元", "周五10:30前寄出，运费 12.5 元", "预计 9 月 1 日送达，约 3 个工作日"]
+    materials.append(Material(pairs=tuple(MaterialPair(500 + i, f"u-odd{i}", "好的", f"a-odd{i}", text)
+                                          for i, text in enumerate(odd))))
+    vocabulary = v.DEFAULT.extended({})
+    asked = 0
+    for number, material in enumerate(materials, start=1):
+        d = DriftInput(note=script.NOTES[0], parent=None, material=material,
+                       chain=ChainHistory.from_materials(materials[:number]), vocabulary=vocabulary)
+        texts = [r.text for r in d.tools] + [m.text for m in d.assistants]
+        wanted = {key for text in texts for key in value_keys(text)} | {("date", (2025, 8, 31)), ("amount", "1899")}
+        for kind, key in sorted(wanted, key=repr)[::3 if number < len(materials) else 1]:
+            grown = d.chain.holding_value(kind, key)
+            fresh = ChainIndex(d.users, d.tools, d.chain.keys).holding_value(kind, key)
+            plain = (tuple(i for i, r in enumerate(d.tools) if (kind, key) in value_keys(r.text)),
+                     tuple(i for i, m in enumerate(d.assistants) if (kind, key) in value_keys(m.text)))
+            assert grown == fresh == plain, (kind, key)
+            asked += bool(plain[0] or plain[1])
+    assert asked > 50
