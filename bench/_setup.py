@@ -48,7 +48,7 @@ def interpreter() -> str:
     """The Python running the benchmark, as a figure's context: version,
     executable, and whether libpython is a shared library (a default pyenv
     build) or linked in (Debian's, which is also built with profile-guided
-    and link-time optimisation): the same code runs 15-35% slower on the
+    and link-time optimisation): the same code runs 10-25% slower on the
     first (README, "Which Python")."""
     import os.path
 
