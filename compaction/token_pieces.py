@@ -115,7 +115,9 @@ _SPACED = _Words(" ")  # every other word, with the space before it
 _ONE_TOKEN: frozenset[str] = frozenset()  # the vocabulary's ASCII strings, each one token
 
 
-def _load(encoding) -> None:
+def load(encoding) -> None:
+    """Read the vocabulary's ASCII strings of ``encoding`` (once per process:
+    ``ascii_tokens`` does it on first use, ``tokens.load`` at start)."""
     global _ONE_TOKEN
     _ONE_TOKEN = frozenset(b.decode("ascii") for b in encoding.token_byte_values() if b.isascii())
     _PIECE.encoding = encoding
@@ -125,7 +127,7 @@ def ascii_tokens(text: str, encoding) -> int:
     """The exact count of ASCII ``text`` (``encoding`` is tiktoken's, for
     the pieces the table does not hold yet)."""
     if _PIECE.encoding is not encoding:
-        _load(encoding)
+        load(encoding)
     if "  " in text:
         words = _WORD_SPACE.split(text)
     else:

@@ -78,6 +78,17 @@ def count_tokens(text: str) -> int:
     return len(encoding.encode_ordinary(text))
 
 
+def load() -> None:
+    """Load the encoding and the vocabulary's ASCII strings now, not at the
+    first count: for a process about to serve (``compaction.config.wsgi``,
+    the Celery worker processes), whose first assembly request or job would
+    otherwise wait for them (about 270 ms and 45 ms here), and whose startup
+    heap, frozen next, then holds them."""
+    encoding = _encoding()
+    if encoding is not None:
+        token_pieces.load(encoding)
+
+
 def forget_pieces() -> None:
     """Empty ``token_pieces``' tables (the assembly benchmark's cold runs)."""
     token_pieces.clear()

@@ -77,6 +77,17 @@ app.steps["consumer"].add(ScanTimer)
 
 @worker_process_init.connect
 @worker_ready.connect
+def load_token_counter(**_) -> None:
+    """The token counter's encoding loaded as a worker process starts
+    (``compaction.tokens.load``), not by its first job; connected before
+    ``freeze_startup_heap``, so it is part of the heap frozen."""
+    from compaction import tokens
+
+    tokens.load()
+
+
+@worker_process_init.connect
+@worker_ready.connect
 def freeze_startup_heap(**_) -> None:
     """A worker's startup heap out of the collector's sight
     (``compaction.collector.freeze_startup_heap``): in each pool process of a

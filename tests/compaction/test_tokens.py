@@ -21,3 +21,56 @@ def test_the_fallback_estimate_counts_cjk_one_each_and_the_rest_four_to_a_token(
     assert tokens.count_tokens("你好世界") == 4
     assert tokens.count_tokens("abcdefgh") == 2
     assert tokens.count_tokens("你好abcde") == 2 + 2
+
+
+def _unloaded(monkeypatch):
+    """As in a process that has counted nothing yet."""
+    from compaction import token_pieces
+
+    tokens._encoding.cache_clear()
+    monkeypatch.setattr(token_pieces._PIECE, "encoding", None)
+    monkeypatch.setattr(token_pieces, "_ONE_TOKEN", frozenset())
+
+
+def _loaded() -> bool:
+    from compaction import token_pieces
+
+    return (tokens._encoding.cache_info().currsize == 1 and token_pieces._PIECE.encoding is tokens._encoding()
+            and "hello" in token_pieces._ONE_TOKEN)
+
+
+def test_load_reads_the_encoding_and_the_vocabulary_before_any_count(monkeypatch):
+    _unloaded(monkeypatch)
+    assert not _loaded()
+    tokens.load()
+    assert _loaded()
+    assert tokens.count_tokens("hello world") == 2
+
+
+def test_web_processes_load_the_counter_when_the_application_is_built(monkeypatch):
+    import gc
+    import importlib
+
+    import compaction.config.wsgi as wsgi
+
+    _unloaded(monkeypatch)
+    try:
+        importlib.reload(wsgi)
+        assert _loaded()
+    finally:
+        gc.unfreeze()
+
+
+def test_celery_workers_load_the_counter_as_they_start_before_their_heap_is_frozen(monkeypatch):
+    import weakref
+
+    from celery.signals import worker_process_init, worker_ready
+
+    from compaction.config import celery as celery_config
+
+    for signal in (worker_process_init, worker_ready):
+        receivers = [r() if isinstance(r, weakref.ReferenceType) else r for _, r in signal.receivers]
+        assert receivers.index(celery_config.load_token_counter) < receivers.index(celery_config.freeze_startup_heap)
+    _unloaded(monkeypatch)
+    celery_config.load_token_counter(sender=None)
+    assert _loaded()
