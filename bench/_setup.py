@@ -50,8 +50,6 @@ def interpreter() -> str:
     build) or linked in (Debian's, which is also built with profile-guided
     and link-time optimisation): the same code runs 10-25% slower on the
     first (README, "Which Python")."""
-    import os.path
-
     with open("/proc/self/maps") as maps:
         shared = "libpython" in maps.read()
     linked = "libpython shared" if shared else "libpython linked in"
