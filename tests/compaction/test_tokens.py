@@ -61,16 +61,24 @@ def test_web_processes_load_the_counter_when_the_application_is_built(monkeypatc
         gc.unfreeze()
 
 
-def test_celery_workers_load_the_counter_as_they_start_before_their_heap_is_frozen(monkeypatch):
+def test_celery_workers_load_the_counter_once_before_the_pool_forks(monkeypatch):
+    import os
     import weakref
 
-    from celery.signals import worker_process_init, worker_ready
+    from celery.signals import worker_init, worker_process_init, worker_ready
 
     from compaction.config import celery as celery_config
 
-    for signal in (worker_process_init, worker_ready):
-        receivers = [r() if isinstance(r, weakref.ReferenceType) else r for _, r in signal.receivers]
-        assert receivers.index(celery_config.load_token_counter) < receivers.index(celery_config.freeze_startup_heap)
+    def receivers(signal):
+        return [r() if isinstance(r, weakref.ReferenceType) else r for _, r in signal.receivers]
+
+    # In the main process as the worker starts, before the pool forks; not again in each pool process.
+    assert celery_config.load_token_counter in receivers(worker_init)
+    assert celery_config.load_token_counter not in receivers(worker_process_init) + receivers(worker_ready)
     _unloaded(monkeypatch)
     celery_config.load_token_counter(sender=None)
     assert _loaded()
+    child = os.fork()  # a prefork pool process: the counter inherited, loaded and counting
+    if child == 0:
+        os._exit(0 if _loaded() and tokens.count_tokens("hello world") == 2 else 1)
+    assert os.waitpid(child, 0)[1] == 0
