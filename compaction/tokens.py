@@ -80,8 +80,8 @@ def count_tokens(text: str) -> int:
 
 def load() -> None:
     """Load the encoding and the vocabulary's ASCII strings now, not at the
-    first count: for a process about to serve (``compaction.config.wsgi``,
-    the Celery worker processes), whose first assembly request or job would
+    first count: for a process about to serve (``compaction.config.wsgi``;
+    a Celery worker as it starts, before its pool forks), whose first assembly request or job would
     otherwise wait for them (about 270 ms and 45 ms here), and whose startup
     heap, frozen next, then holds them."""
     encoding = _encoding()
