@@ -13,6 +13,8 @@ conversation not stored yet goes the COPY way on PostgreSQL
 from __future__ import annotations
 
 import logging
+from datetime import datetime
+from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -25,6 +27,38 @@ from .ingest_new import check_new_document, conversations_ingest_new
 from .written import IngestResult, after_write, check_against_stored, segment_rows
 
 logger = logging.getLogger(__name__)
+
+
+class StoredRun(NamedTuple):
+    """What an ingest reads of a stored run: plain values, not a model
+    instance (a long conversation has thousands, and an ingest that adds a
+    few pairs should not build them all)."""
+
+    pk: int
+    external_id: str
+    status: str
+    created_at: datetime | None
+
+
+class StoredMessage(NamedTuple):
+    """What an ingest reads of a stored message: what it compares with the
+    document and what pairing needs (``_rebuild_pairs_and_segments``). A
+    changed message is written from a model instance made for the update."""
+
+    pk: int
+    external_id: str
+    run_id: int | None
+    role: str
+    content: str
+    status: str
+    tool_calls: object
+    tool_call_id: str
+    created_at: datetime
+    sequence: int
+    revision_count: int
+
+
+_COMPARED = ("content", "status", "tool_calls", "tool_call_id", "created_at")  # written from the document
 
 
 def _message_fields_from_doc(doc) -> dict:
@@ -74,11 +108,13 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
                 title=document.title or "",
                 metadata=document.metadata or {},
             )
-            stored_runs: dict[str, Run] = {}
-            stored_messages: dict[str, Message] = {}
+            stored_runs: dict[str, StoredRun] = {}
+            stored_messages: dict[str, StoredMessage] = {}
         else:
-            stored_runs = {r.external_id: r for r in Run.objects.filter(conversation=conversation)}
-            stored_messages = {m.external_id: m for m in Message.objects.filter(conversation=conversation)}
+            stored_runs = {r.external_id: r for r in map(StoredRun._make, Run.objects.filter(
+                conversation=conversation).values_list(*StoredRun._fields))}
+            stored_messages = {m.external_id: m for m in map(StoredMessage._make, Message.objects.filter(
+                conversation=conversation).values_list(*StoredMessage._fields))}
 
         result = IngestResult(conversation=conversation, created=created, changed=created)
 
@@ -105,14 +141,13 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
             if stored is None:
                 new_runs.append(Run(conversation=conversation, external_id=r.id, status=r.status, created_at=r.created_at))
             elif stored.status != r.status or (r.created_at is not None and stored.created_at != r.created_at):
-                stored.status = r.status
-                if r.created_at is not None:
-                    stored.created_at = r.created_at
-                changed_runs.append(stored)
+                created_at = r.created_at if r.created_at is not None else stored.created_at
+                changed_runs.append(Run(pk=stored.pk, status=r.status, created_at=created_at))
+                stored_runs[r.id] = stored._replace(status=r.status, created_at=created_at)
         if new_runs:
             Run.objects.bulk_create(new_runs)
             for run in new_runs:
-                stored_runs[run.external_id] = run
+                stored_runs[run.external_id] = StoredRun(run.pk, run.external_id, run.status, run.created_at)
         if changed_runs:
             Run.objects.bulk_update(changed_runs, ["status", "created_at"])
         result.runs_created, result.runs_updated = len(new_runs), len(changed_runs)
@@ -122,12 +157,12 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
         next_sequence = max((m.sequence for m in stored_messages.values()), default=-1) + 1
         new_messages, changed_messages, revisions = [], [], []
         for m in document.messages:
-            run = stored_runs[m.run_id] if m.run_id is not None else None
+            run_id = stored_runs[m.run_id].pk if m.run_id is not None else None
             fields = _message_fields_from_doc(m)
             stored = stored_messages.get(m.id)
             if stored is None:
                 new_messages.append(
-                    Message(conversation=conversation, run=run, external_id=m.id, sequence=next_sequence, **fields)
+                    Message(conversation=conversation, run_id=run_id, external_id=m.id, sequence=next_sequence, **fields)
                 )
                 next_sequence += 1
                 continue
@@ -135,18 +170,19 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
                 stored.content != m.content or stored.status != m.status or stored.tool_calls != fields["tool_calls"]
             )
             other_changed = (
-                stored.run_id != (run.pk if run else None)
+                stored.run_id != run_id
                 or stored.tool_call_id != m.tool_call_id
                 or stored.created_at != m.created_at
             )
             if not (content_changed or other_changed):
                 continue
+            revision_count = stored.revision_count
             if content_changed:
-                stored.revision_count += 1
+                revision_count += 1
                 revisions.append(
                     MessageRevision(
-                        message=stored,
-                        number=stored.revision_count,
+                        message_id=stored.pk,
+                        number=revision_count,
                         content=stored.content,
                         status=stored.status,
                         tool_calls=stored.tool_calls,
@@ -154,15 +190,14 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
                         replaced_by=actor,
                     )
                 )
-            stored.run = run
-            stored.updated_at = now
-            for name, value in fields.items():
-                setattr(stored, name, value)
-            changed_messages.append(stored)
+            changed_messages.append(Message(pk=stored.pk, run_id=run_id, revision_count=revision_count,
+                                            updated_at=now, **fields))
+            stored_messages[m.id] = stored._replace(run_id=run_id, revision_count=revision_count,
+                                                    **{name: fields[name] for name in _COMPARED})
         if new_messages:
             Message.objects.bulk_create(new_messages, batch_size=2000)
             for message in new_messages:
-                stored_messages[message.external_id] = message
+                stored_messages[message.external_id] = StoredMessage(*(getattr(message, f) for f in StoredMessage._fields))
         if changed_messages:
             Message.objects.bulk_update(
                 changed_messages,
@@ -182,7 +217,7 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
             conversation.last_activity_at = last_activity
             conversation.message_count = len(stored_messages)
             conv_updates += ["last_activity_at", "message_count"]
-            rewritten = {r.message.pk for r in revisions}
+            rewritten = {r.message_id for r in revisions}
             pairs, segments, changes, pairs_changed_from = _rebuild_pairs_and_segments(
                 conversation, stored_runs.values(), stored_messages.values(), fresh=created, rewritten=rewritten
             )
