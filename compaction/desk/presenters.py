@@ -46,12 +46,23 @@ CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 52, 8, 10, 34
 CHART_MAX_X_TICKS = 16
 
 
-def bar_chart(points, *, y_label: str, unit: str, x_label: str = "generation", width: int = 560,
+def tick_label(value: int) -> str:
+    """A y-axis tick's number, at most four characters wide so it never runs
+    into the axis label beside it (which names the unit): 980, 9800, 98k,
+    1.2M."""
+    if value < 10_000:
+        return str(value)
+    if value < 1_000_000:
+        return f"{value // 1000}k"
+    return f"{value // 100_000 / 10}M" if value < 10_000_000 else f"{value // 1_000_000}M"
+
+
+def bar_chart(points, *, y_label: str, x_label: str = "generation", width: int = 560,
               height: int = 150, marked: frozenset | set = frozenset()) -> dict | None:
     """Geometry of a bar chart with labelled axes: ``points`` are
     ``(number, value, state)`` per generation, in order. Numbers only: the
     template draws it as SVG. The y axis is ticked at 0, half and the
-    largest value (in ``unit``); the x axis at the generation numbers (at
+    largest value (``tick_label``; ``y_label`` names the unit); the x axis at the generation numbers (at
     most ``CHART_MAX_X_TICKS`` of them, evenly spread, first and last
     always). Bars whose number is in ``marked`` carry ``grew`` and a mark
     above them (the chain's growth without new matters)."""
@@ -78,7 +89,7 @@ def bar_chart(points, *, y_label: str, unit: str, x_label: str = "generation", w
     if n > 1 and len(shown) > 1 and shown[-1] - shown[-2] < step:
         shown.pop(-2)  # keep the last number from crowding its neighbour
     x_ticks = [{"x": bars[i]["mid"], "label": str(bars[i]["number"])} for i in shown]
-    y_ticks = [{"y": round(base - plot_h * f, 1), "label": f"{round(top * f)} {unit}"} for f in (0, 0.5, 1)]
+    y_ticks = [{"y": round(base - plot_h * f, 1), "label": tick_label(round(top * f))} for f in (0, 0.5, 1)]
     return {
         "width": width, "height": height, "bars": bars, "max": top, "base": base, "left": CHART_LEFT,
         "top": CHART_TOP, "right": width - CHART_RIGHT, "x_ticks": x_ticks, "y_ticks": y_ticks,
@@ -92,7 +103,7 @@ def generation_chart(generations, *, width: int = 560, height: int = 150) -> dic
     state (``valid``, ``superseded``, ``source_changed``)."""
     return bar_chart(
         ((g.number, g.text_bytes, getattr(g, "display_state", "valid")) for g in generations),
-        y_label="summary length (bytes)", unit="B", width=width, height=height)
+        y_label="summary length (bytes)", width=width, height=height)
 
 
 def diff_rows(before: str, after: str) -> list[tuple[str, str]]:
@@ -131,7 +142,7 @@ def note_length_chart(rows, *, width: int = 560, height: int = 150) -> dict | No
     content)."""
     rows = list(rows)
     return bar_chart(((r.generation.number, r.chars, "valid" if r.valid else "stale") for r in rows),
-                     y_label="note length (characters)", unit="chars", width=width, height=height,
+                     y_label="note length (characters)", width=width, height=height,
                      marked={r.generation.number for r in rows if getattr(r, "grew_without_new_matters", False)})
 
 

@@ -1,6 +1,6 @@
 """The projection preview groups the SPEC §6 pair account for reading."""
 
-from compaction.desk.presenters import bar_chart, changed_fields, projection_digest
+from compaction.desk.presenters import bar_chart, changed_fields, projection_digest, tick_label
 
 
 def test_preview_counts_forms_and_groups_consecutive_reasons():
@@ -49,9 +49,9 @@ class Gen:
 
 
 def test_bar_chart_labels_both_axes_and_ticks_generations():
-    chart = bar_chart([(n, 100 * n, "valid") for n in range(1, 41)], y_label="summary length (bytes)", unit="B")
+    chart = bar_chart([(n, 100 * n, "valid") for n in range(1, 41)], y_label="summary length (bytes)")
     assert chart["x_label"] == "generation" and chart["y_label"] == "summary length (bytes)"
-    assert [t["label"] for t in chart["y_ticks"]] == ["0 B", "2000 B", "4000 B"]
+    assert [t["label"] for t in chart["y_ticks"]] == ["0", "2000", "4000"]
     assert chart["y_ticks"][0]["y"] == chart["base"] and chart["y_ticks"][-1]["y"] == chart["top"]
     labels = [t["label"] for t in chart["x_ticks"]]
     assert labels[0] == "1" and labels[-1] == "40" and len(labels) <= 16
@@ -59,4 +59,9 @@ def test_bar_chart_labels_both_axes_and_ticks_generations():
     for bar in chart["bars"]:
         assert round(bar["y"] + bar["h"], 1) == chart["base"] and bar["x"] >= chart["left"]
         assert bar["x"] + bar["w"] <= chart["right"]
-    assert bar_chart([], y_label="x", unit="B") is None
+    assert bar_chart([], y_label="x") is None
+
+
+def test_tick_labels_stay_four_characters_wide_so_they_never_reach_the_axis_label():
+    assert [tick_label(v) for v in (0, 441, 9999, 10_000, 98_765, 999_999, 1_234_567, 9_990_000, 12_000_000)] == [
+        "0", "441", "9999", "10k", "98k", "999k", "1.2M", "9.9M", "12M"]
