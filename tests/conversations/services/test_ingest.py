@@ -3,6 +3,9 @@
 import json
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 from django.db import connection  # noqa: F401  (read by skipif conditions)
 
 from compaction.digest import digest_input, source_digest
@@ -360,3 +363,69 @@ def test_resending_metadata_with_a_number_the_database_rewrites_changes_nothing(
     assert Conversation.objects.get().updated_at == updated_at
     doc["metadata"] = {"x": 2e23, "nested": [value]}
     assert ingest(doc).changed
+
+
+# --- an ingest in parts, or with edits later, stores what one ingest of the final document stores ---
+
+_EXAMPLE = iter(range(10**6))
+
+
+def _in_parts(doc, cuts):
+    """``doc`` as consecutive documents of whole runs (each run with its
+    messages), cut before the runs at ``cuts``; the messages without a run go
+    with the last part."""
+    by_run = {}
+    for m in doc["messages"]:
+        by_run.setdefault(m.get("run_id"), []).append(m)
+    bounds = [0, *sorted(set(cuts)), len(doc["runs"])]
+    parts = []
+    for start, end in zip(bounds, bounds[1:]):
+        runs = doc["runs"][start:end]
+        messages = [m for r in runs for m in by_run.get(r["id"], [])]
+        parts.append({**doc, "runs": runs, "messages": messages})
+    parts[-1]["messages"] += by_run.get(None, [])
+    return parts
+
+
+def _edited(doc, edits):
+    """``doc`` after ``edits``: (what, run or message number) — new content, an
+    earlier or later time (so the pairs reorder), a run turned failed or back,
+    a message moved to the next run."""
+    doc = json.loads(json.dumps(doc))
+    messages, runs = doc["messages"], doc["runs"]
+    for what, k in edits:
+        m, r = messages[k % len(messages)], runs[k % len(runs)]
+        if what == "content":
+            m["content"] = m["content"] + " (edited)" if m["content"] else "now with words"
+        elif what == "time":
+            m["created_at"] = ts(-5 + k % 7)
+        elif what == "status":
+            r["status"] = "failed" if r["status"] == "completed" else "completed"
+        elif what == "run" and m.get("run_id"):
+            m["run_id"] = runs[(k + 1) % len(runs)]["id"]
+    return doc
+
+
+@examples(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(1, 46), max_size=5),
+       edits=st.lists(st.tuples(st.sampled_from(["content", "time", "status", "run"]), st.integers(0, 200)),
+                      max_size=6))
+def test_ingesting_in_parts_then_editing_stores_what_one_ingest_of_the_final_document_stores(db, cuts, edits):
+    n = next(_EXAMPLE)
+    (long,) = _in_parts(_varied_documents(f"parts-{n}")[0], [])  # its messages in the order the parts send them
+    for part in _in_parts(long, cuts):
+        ingest(part)
+    final = _edited(long, edits)
+    result = ingest(final)
+    ingest({**final, "scope": f"whole-{n}"})
+
+    def without_revisions(stored):
+        conv = stored["long"]
+        return {**conv, "messages": [m[:-1] for m in conv["messages"]]}
+
+    assert without_revisions(_stored(f"parts-{n}")) == without_revisions(_stored(f"whole-{n}"))
+    content_edited = {m["id"] for m, before in zip(final["messages"], long["messages"])
+                      if (m["content"], m.get("status")) != (before["content"], before.get("status"))}
+    assert result.revisions_created == len(content_edited)
+    assert set(MessageRevision.objects.filter(message__conversation__scope=f"parts-{n}")
+               .values_list("message__external_id", flat=True)) == content_edited
