@@ -7,6 +7,9 @@ reported as a survivor again, not silently excused) and the reason.
 """
 
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    "compaction.token_pieces.x_load__mutmut_5": (
+        'b.decode("ASCII")',
+        "'ASCII' and 'ascii' name the same codec"),
     "compaction.digest.x_source_digest__mutmut_3": (
         "ensure_ascii=None",
         "None is false like False: json.dumps only tests its truth"),
