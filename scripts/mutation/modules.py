@@ -91,6 +91,17 @@ MODULES: dict[str, dict] = {
     "compaction/drift/extra.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/lost.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/length.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    # The checks' readings of the chain (SPEC §8): its messages, a note's
+    # lines and the user's conditions; the quote search; the chain index.
+    # (mutmut leaves decorated functions alone: UserReading's ``read_once``
+    # readings and LineReading's markers are not mutated; test_checkers.py
+    # states them through the checks.)
+    "compaction/drift/reading.py": {"tests": ["tests/compaction/drift/test_reading.py",
+                                              "tests/compaction/drift/test_checkers.py",
+                                              "tests/compaction/drift/test_corpus_and_chain.py"]},
+    "compaction/drift/corpus.py": {"tests": ["tests/compaction/drift/test_corpus_and_chain.py"]},
+    "compaction/drift/chain.py": {"tests": ["tests/compaction/drift/test_corpus_and_chain.py",
+                                            "tests/compaction/drift/test_checkers.py"]},
     # Packing and selection last: issue 11 rewrites packing (prefer=raw).
     "compaction/context/selection.py": {"tests": ["tests/compaction/context/test_selection.py"]},
     "compaction/context/choice.py": {"tests": ["tests/compaction/test_choice.py",
