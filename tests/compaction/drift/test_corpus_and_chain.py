@@ -720,8 +720,9 @@ def test_a_chain_is_remembered_by_its_first_user_message_even_without_answers():
 def test_an_abandonment_naming_no_matter_borrows_the_previous_message_s_matter_and_the_first_borrows_none():
     from .helpers import material
 
-    d, = _inputs(material(("先不买新的了", "好的。"), ("AirPods Max现在多少钱？", "3999元。"), ("先不买新的了", "好的。")),
-                 vocabulary=v.DEFAULT.extended({}))
+    d, = _inputs(material(("先不买新的了", "好的。"), ("AirPods Max现在多少钱？", "3999元。"), ("先不买新的了", "好的。"),
+                          ("左耳没声音了，订单88232。", "已查到。")), vocabulary=v.DEFAULT.extended({}))
+    assert d.users[-1].own_terms  # the latest message names a matter: the first abandonment has none before it
     (first, named, borrowed), (later, later_named, later_borrowed) = d.abandons
     assert (first.order, named, borrowed) == (0, frozenset(), frozenset())
     assert (later.order, later_named) == (2, frozenset()) and later_borrowed == d.users[1].own_terms != frozenset()
