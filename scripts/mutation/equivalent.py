@@ -7,6 +7,9 @@ reported as a survivor again, not silently excused) and the reason.
 """
 
 EQUIVALENT: dict[str, tuple[str, str]] = {
+    "compaction.token_pieces.x_load__mutmut_5": (
+        'b.decode("ASCII")',
+        "'ASCII' and 'ascii' name the same codec"),
     "compaction.digest.x_source_digest__mutmut_3": (
         "ensure_ascii=None",
         "None is false like False: json.dumps only tests its truth"),
@@ -114,6 +117,68 @@ EQUIVALENT: dict[str, tuple[str, str]] = {
     "compaction.engine.leases.x_jobs_reap_expired__mutmut_91": (
         'Attempt.objects.filter(job_id=job_id, number=used, ).update(',
         'a job that is running with attempts_used = N has its attempt N running: the claim writes both in one statement and every end moves both in one transaction, so the outcome filter never excludes that row'),
+    "compaction.drift.corpus.xǁCorpusǁ__contains____mutmut_21": (
+        "found = self.joined.find(words,",
+        "only whether the words are there is kept: find and rfind over the same span find a hit or both find none"),
+    "compaction.drift.corpus.xǁCorpusǁclosest__mutmut_52": (
+        "if self.joined.rfind(words[start:start + found], at) != -1)",
+        "the filter only asks whether the slice is there: find and rfind over the same span find a hit or both "
+        "find none (the text is then named by _first_holding's own find)"),
+    "compaction.drift.corpus.xǁCorpusǁclosest__mutmut_19": (
+        "first, index, length = 0, None, 1",
+        "the length only sets the least run searched, max(least, length + 1), and least is at least 2: a length "
+        "of 0 or 1 gives least either way, now and when the answer is read on after texts were added"),
+    "compaction.drift.corpus.xǁCorpusǁ_shares__mutmut_1": (
+        "at: int = 1",
+        "every caller (_longest) passes the offset: the default is never used"),
+    "compaction.drift.corpus.xǁCorpusǁ_longest__mutmut_15": (
+        "middle = (low + high + 2) // 2",
+        "while low < high, (low + high + 2) // 2 is in (low, high] as (low + high + 1) // 2 is: each keeps the "
+        "halving's invariant (a run of low is shared, none longer than high) and ends at the same longest run"),
+    "compaction.drift.chain.x__digits_of__mutmut_12": (
+        'return key.split(":")[+1]',
+        "a clock time's key is H:MM (values.clock_times), two parts: the second is the last"),
+    "compaction.drift.chain.x__digits_of__mutmut_15": (
+        'return key if (kind == "amount") or True else ""',
+        "holding_value is asked only of a date, a clock time or an amount (DriftInput.value_sources reads a word from the lower-cased corpora and never asks it): the other kinds' branch is never reached"),
+    "compaction.drift.chain.x__digits_of__mutmut_19": (
+        'return key if kind == "amount" else "XXXX"',
+        "holding_value is asked only of a date, a clock time or an amount (DriftInput.value_sources reads a word from the lower-cased corpora and never asks it): the other kinds' branch is never reached"),
+    "compaction.drift.chain.x__holds_value__mutmut_23": (
+        "return True",
+        "holding_value is asked only of a date, a clock time or an amount (DriftInput.value_sources reads a word from the lower-cased corpora and never asks it): the other kinds' branch is never reached"),
+    "compaction.drift.chain.x__other_digits__mutmut_4": (
+        'search("XX\\nXX".join(texts))',
+        "the joiner only keeps the texts apart for the one search: one without a digit finds a digit other than "
+        "0-9 exactly when a text writes one, as the newline does"),
+    "compaction.drift.chain.x__name__mutmut_1": (
+        '"XXchain indexXX"',
+        "the kind only names the chain indexes among the reader's remembered values (each kind its own limit); "
+        "_name is the one place it is written, for remember and remembered_chain alike, and no other kind uses it"),
+    "compaction.drift.chain.x__name__mutmut_2": (
+        '"CHAIN INDEX"',
+        "the kind only names the chain indexes among the reader's remembered values (each kind its own limit); "
+        "_name is the one place it is written, for remember and remembered_chain alike, and no other kind uses it"),
+    "compaction.drift.chain.xǁChainIndexǁper_assistant__mutmut_8": (
+        '"XXper assistantXX"',
+        "the first item only keeps the per-answer readings apart from the parts of _PARTS, named by strings: "
+        "any tuple does"),
+    "compaction.drift.chain.xǁChainIndexǁper_assistant__mutmut_9": (
+        '"PER ASSISTANT"',
+        "the first item only keeps the per-answer readings apart from the parts of _PARTS, named by strings: "
+        "any tuple does"),
+    "compaction.drift.chain.xǁChainIndexǁholding_value__mutmut_10": (
+        "if tools_from <= len(self.tools)",
+        "with no text added since, _holding reads two empty lists: it adds nothing, and the entry written "
+        "again is the one there"),
+    "compaction.drift.chain.xǁChainIndexǁholding_value__mutmut_11": (
+        "assistants_from <= len(self.assistants)",
+        "with no text added since, _holding reads two empty lists: it adds nothing, and the entry written "
+        "again is the one there"),
+    "compaction.drift.chain.xǁChainIndexǁpart__mutmut_26": (
+        "found = extend(empty(), self, None, 0, 0)",
+        "every part reads the users from that start as a slice (index.users[u:]), and a slice from None starts "
+        "at 0"),
     "compaction.drift.wrong.x_check_retracted_consent__mutmut_35": (
         "saying[-1].order >= anchor.order",
         "chain order is unique per user message, so an equal order is the anchor's own message: it is set to the "

@@ -20,6 +20,10 @@ MODULES: dict[str, dict] = {
     "compaction/digest.py": {"tests": ["tests/compaction/test_digest.py"]},
     "compaction/contract.py": {"tests": ["tests/compaction/test_contract.py"]},
     "compaction/extraction.py": {"tests": ["tests/compaction/test_extraction.py"]},
+    # Exact cl100k counts of ASCII text from tables (issue 15): every count
+    # must be encode_ordinary's; test_tokens.py states the loading.
+    "compaction/token_pieces.py": {"tests": ["tests/compaction/test_token_pieces.py",
+                                             "tests/compaction/test_tokens.py"]},
     "compaction/context/assembly/validator.py": {"tests": ["tests/compaction/context/assembly/test_validator.py"]},
     # Counting only what the budget needs (issue 15): the lower bounds and
     # the per-assembly memo. (trim.py is one large function whose mutants
@@ -87,6 +91,17 @@ MODULES: dict[str, dict] = {
     "compaction/drift/extra.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/lost.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
     "compaction/drift/length.py": {"tests": ["tests/compaction/drift/test_checkers.py"]},
+    # The checks' readings of the chain (SPEC §8): its messages, a note's
+    # lines and the user's conditions; the quote search; the chain index.
+    # (mutmut leaves decorated functions alone: UserReading's ``read_once``
+    # readings and LineReading's markers are not mutated; test_checkers.py
+    # states them through the checks.)
+    "compaction/drift/reading.py": {"tests": ["tests/compaction/drift/test_reading.py",
+                                              "tests/compaction/drift/test_checkers.py",
+                                              "tests/compaction/drift/test_corpus_and_chain.py"]},
+    "compaction/drift/corpus.py": {"tests": ["tests/compaction/drift/test_corpus_and_chain.py"]},
+    "compaction/drift/chain.py": {"tests": ["tests/compaction/drift/test_corpus_and_chain.py",
+                                            "tests/compaction/drift/test_checkers.py"]},
     # Packing and selection last: issue 11 rewrites packing (prefer=raw).
     "compaction/context/selection.py": {"tests": ["tests/compaction/context/test_selection.py"]},
     "compaction/context/choice.py": {"tests": ["tests/compaction/test_choice.py",

@@ -130,3 +130,89 @@ def test_every_ascii_string_of_the_vocabulary_is_one_piece_of_one_token():
     assert len(strings) > 90_000
     assert [s for s in strings if token_pieces.PIECES.findall(s) != [s]] == []
     assert [s for s in strings if len(encoding.encode_ordinary(s)) != 1] == []
+
+
+class _Watched:
+    """tiktoken's encoding, noting the texts it is asked to encode."""
+
+    def __init__(self, encoding):
+        self.encoding = encoding
+        self.encoded = []
+
+    def token_byte_values(self):
+        return self.encoding.token_byte_values()
+
+    def encode_ordinary(self, text):
+        self.encoded.append(text)
+        return self.encoding.encode_ordinary(text)
+
+
+def test_only_a_piece_that_is_no_string_of_the_vocabulary_is_encoded_by_tiktoken(monkeypatch):
+    # The vocabulary is read on first use from the encoding given; then a
+    # word or piece that is one of its strings counts one without
+    # tiktoken's pass, and tiktoken encodes only the pieces that are not.
+    monkeypatch.setattr(token_pieces._PIECE, "encoding", None)
+    monkeypatch.setattr(token_pieces, "_ONE_TOKEN", frozenset())
+    watched = _Watched(tokens._encoding())
+    token_pieces.clear()
+    try:
+        # "hello" and " world" are strings of the vocabulary; " hello," is
+        # not, but both its pieces (" hello", ",") are; " xqzvbwk" is a
+        # piece that is not.
+        text = "hello world hello, xqzvbwk"
+        assert token_pieces.ascii_tokens(text, watched) == _tiktoken(text)
+        assert token_pieces._PIECE.encoding is watched and "hello" in token_pieces._ONE_TOKEN
+        assert watched.encoded == [" xqzvbwk"]
+    finally:
+        token_pieces.clear()
+        token_pieces.load(tokens._encoding())
+
+
+def test_kept_counts_the_words_and_pieces_the_tables_hold():
+    token_pieces.clear()
+    tokens.count_tokens("hello world")  # two words of the vocabulary: no piece looked up
+    assert (set(token_pieces._FIRST), set(token_pieces._SPACED), set(token_pieces._PIECE)) == (
+        {"hello"}, {"world"}, set())
+    assert token_pieces.kept() == 2
+    tokens.count_tokens("hello world, xqzvbwk")  # " world," and " xqzvbwk" cut into pieces
+    assert set(token_pieces._PIECE) == {" world", ",", " xqzvbwk"}
+    assert token_pieces.kept() == 2 + 2 + 3
+
+
+def test_a_word_or_piece_of_kept_chars_is_kept_and_a_longer_one_is_not():
+    at_most = "x" * token_pieces.KEPT_CHARS  # one piece, no string of the vocabulary
+    token_pieces.clear()
+    assert tokens.count_tokens(at_most) == _tiktoken(at_most)
+    assert set(token_pieces._FIRST) == {at_most} and set(token_pieces._PIECE) == {at_most}
+    token_pieces.clear()
+    assert tokens.count_tokens(at_most + "x") == _tiktoken(at_most + "x")
+    assert token_pieces.kept() == 0
+
+
+def test_a_full_table_starts_over_and_never_holds_more_than_table_max(monkeypatch):
+    monkeypatch.setattr(token_pieces, "TABLE_MAX", 3)
+    token_pieces.clear()
+    for text in ("a1", "b2", "c3", "d4", "e5 f6", "e5 g7 h8 i9"):  # each word two pieces, none of the vocabulary
+        assert tokens.count_tokens(text) == _tiktoken(text)
+        assert max(map(len, (token_pieces._FIRST, token_pieces._SPACED, token_pieces._PIECE))) <= 3
+    assert set(token_pieces._FIRST) == {"d4", "e5"}  # a1, b2, c3 filled it; d4 started it over
+    assert set(token_pieces._SPACED) == {"i9"}  # f6, g7, h8 filled it
+
+
+def test_a_new_table_of_words_counts_each_word_with_its_prefix():
+    spaced = token_pieces._Words(" ")
+    assert spaced.prefix == " "
+    assert spaced["world"] == _tiktoken(" world") == 1
+    assert spaced["123"] == _tiktoken(" 123") == 2  # a space, then the digits: two pieces
+    assert token_pieces._Words("")["123"] == _tiktoken("123") == 1
+
+
+def test_a_text_with_other_whitespace_but_no_space_after_it_is_cut_at_every_space():
+    # str.split's cut, told apart from the other by a leading space (which
+    # follows nothing): the first word is the empty text before it.
+    for text in (" lead\nline", " tab\tx y", " cr\rlf\r\nz", " vt\x0bff\x0cw"):
+        assert _words_path(text)
+        token_pieces.clear()
+        assert tokens.count_tokens(text) == _tiktoken(text)
+        first, *others = text.split(" ")
+        assert set(token_pieces._FIRST) == {first} == {""} and set(token_pieces._SPACED) == set(others)

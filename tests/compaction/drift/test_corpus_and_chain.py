@@ -539,3 +539,190 @@ def test_the_texts_holding_a_value_grow_with_the_chain_as_read_afresh():
             assert grown == fresh == plain, (kind, key)
             asked += bool(plain[0] or plain[1])
     assert asked > 50
+
+
+# --- compaction.drift.corpus: what a search finds, and the texts it reads -------------------------------------
+
+
+def test_words_at_the_very_start_of_the_first_text_are_held():
+    corpus = Corpus(TEXTS)
+    assert "算了" in corpus and corpus.holding("算了") == [0] and corpus.closest("算了吧") == 0
+
+
+def test_a_hit_across_the_joiner_is_none_and_a_text_holding_the_joiner_itself_holds_it():
+    # The joiner (NUL) between two texts is not part of either; a text may
+    # hold a NUL of its own, and words with one are held there.
+    across = Corpus(["ab", "cd"])
+    assert "b\x00c" not in across and across.holding("b\x00c") == []
+    within = Corpus(["a", "\x00\x00", "x\x00y"])
+    assert within.holding("\x00\x00") == [1]  # not at the joiner before it, which starts a hit one earlier
+    assert "x\x00y" in within and within.holding("x\x00y") == [2]
+
+
+class _Searched(str):
+    """A corpus's joined texts, noting where each search of them starts."""
+
+    def __new__(cls, text, starts):
+        out = super().__new__(cls, text)
+        out.starts = starts
+        return out
+
+    def find(self, sub, start=None, *args):
+        self.starts.append(start or 0)
+        return str.find(self, sub, start, *args)
+
+    def rfind(self, sub, start=None, *args):
+        self.starts.append(start or 0)
+        return str.rfind(self, sub, start, *args)
+
+
+def test_a_corpus_asked_again_searches_only_the_texts_added_since_and_nothing_when_none_was():
+    """The module doc: each answer is remembered with the number of texts it
+    was found over; asked again, an extended corpus searches from the first
+    text added, and a corpus asked again with no text added not at all. The
+    answers are a fresh corpus's."""
+    asked = ["先别提交", "再说", "银色", "下周再说吧", "申请先别提交了", "完全无关"]
+    old = Corpus(["先别提交申请", "下周再说"])
+    for words in asked:
+        (words in old, old.holding(words), old.closest(words))
+    added = ["只要银色", "申请先别提交了吧", "再说一次"]
+    grown = old.extended(added)
+    searched: list[int] = []
+    grown.joined = _Searched(grown.joined, searched)
+    fresh = Corpus(["先别提交申请", "下周再说", *added])
+    for words in asked:
+        assert (words in grown, grown.holding(words), grown.closest(words)) == (
+            words in fresh, fresh.holding(words), fresh.closest(words)), words
+    assert searched and min(searched) == grown.starts[2]  # never before the first text added
+    searched.clear()
+    for words in asked:  # nothing added since: every answer is remembered
+        (words in grown, grown.holding(words), grown.closest(words))
+    assert searched == []
+
+
+def test_each_memo_of_answers_holds_at_most_remember_and_a_full_one_starts_again(monkeypatch):
+    from compaction.drift import corpus as c
+
+    monkeypatch.setattr(c, "_REMEMBER", 2)
+    corpus = Corpus(TEXTS)
+    for i, words in enumerate(["先别", "提交", "银色"]):
+        assert (words in corpus, corpus.holding(words), corpus.closest(words + "吧")) == (
+            True, [i for i, t in enumerate(TEXTS) if words in t], Corpus(TEXTS).closest(words + "吧"))
+        assert max(len(corpus._held), len(corpus._holding), len(corpus._closest)) <= 2
+    assert (list(corpus._held), list(corpus._holding), list(corpus._closest)) == (["银色"], ["银色"], ["银色吧"])
+
+
+# --- compaction.drift.chain: what the index holds, and what it reads ------------------------------------------
+
+_TOOL_TEXTS = ["Delivered Aug 31", "价格 3,100 元", "到 10：30 取件", "共1,899元", "８月３１日到货", "nothing here"]
+_ANSWER_TEXTS = ["8月31日送达", "下午10:30", "1899元", "周一"]
+_VALUES = [("date", (None, 8, 31)), ("date", (8, 31)), ("time", "10:30"), ("amount", "1899")]
+
+
+def _index_of(tool_texts, answer_texts, base=None):
+    from compaction.drift.chain import ChainIndex, chain_keys
+    from compaction.drift.reading import ChainMessage
+
+    from .helpers import result
+
+    tools = [result(i, f"t{i}", "lookup", "{}", text) for i, text in enumerate(tool_texts)]
+    answers = [ChainMessage(f"a{i}", i, text) for i, text in enumerate(answer_texts)]
+    return ChainIndex([], tools, chain_keys([], answers, tools), base)
+
+
+def test_a_value_is_read_only_in_the_texts_writing_its_digits_and_each_text_once(monkeypatch):
+    """``holding_value``: a date is looked for in the texts writing its day
+    (its month may be a name: "Aug 31"), a clock time in those writing its
+    minutes (whatever its colon), an amount in those writing its digits once
+    the thousands separators are taken out, and a text writing a digit other
+    than 0-9 whatever it writes; asked again, nothing is read again, and a
+    longer chain reads only the texts added since."""
+    from compaction.drift import chain
+
+    read = []
+    holds = chain._holds_value
+
+    def watched(kind, key, text):
+        read.append((kind, key, text))
+        return holds(kind, key, text)
+
+    monkeypatch.setattr(chain, "_holds_value", watched)
+    index = _index_of(_TOOL_TEXTS, _ANSWER_TEXTS)
+    answers = {value: index.holding_value(*value) for value in _VALUES}
+    assert answers == {("date", (None, 8, 31)): ((0, 4), (0,)), ("date", (8, 31)): ((0, 4), (0,)),
+                       ("time", "10:30"): ((2,), (1,)), ("amount", "1899"): ((3,), (2,))}
+    writes = {("date", (None, 8, 31)): "31", ("date", (8, 31)): "31", ("time", "10:30"): "30"}
+    for value in _VALUES:  # "3,100" writes no 31 for a date, nor is 3,100 an amount of 1899
+        digits = writes.get(value, "1899")
+        wanted = [t for t in _TOOL_TEXTS + _ANSWER_TEXTS
+                  if digits in (t.replace(",", "") if value[0] == "amount" else t) or "３" in t]
+        assert [text for kind, key, text in read if (kind, key) == value] == wanted, value
+    read.clear()
+    assert {value: index.holding_value(*value) for value in _VALUES} == answers and read == []
+    grown = _index_of(_TOOL_TEXTS + ["Aug 31 again"], _ANSWER_TEXTS + ["10:30 again"], base=index)
+    assert grown.holding_value("date", (8, 31)) == ((0, 4, 6), (0,))
+    assert grown.holding_value("time", "10:30") == ((2,), (1, 4))
+    assert [text for _, _, text in read] == ["Aug 31 again", "10:30 again"]
+
+
+def _inputs(*materials_, vocabulary):
+    from compaction.drift.input import DriftInput
+
+    from .helpers import zh
+
+    return [DriftInput(note=zh(requests=["左耳无声"]), parent=None, material=m,
+                       chain=ChainHistory.from_materials(list(materials_[:i + 1])), vocabulary=vocabulary)
+            for i, m in enumerate(materials_)]
+
+
+def test_the_index_of_a_chain_that_extends_the_last_is_built_on_it_and_the_same_chain_s_is_the_same():
+    from .helpers import material
+
+    vocabulary = v.DEFAULT.extended({})  # a reader of its own: nothing remembered from other tests
+    first = material(("左耳没声音了，订单88232。", "已查到。"), ("先别提交申请。", "好的。"))
+    second = material(("包装准备好了，可以提交了。", "好的，会提交。"), start=2)
+    one, = _inputs(first, vocabulary=vocabulary)
+    reads = []
+
+    def read(text):
+        reads.append(text)
+        return (len(text),)
+
+    assert one.chain.per_assistant("lengths", read) == (("a0", (4,)), ("a1", (3,)))
+    assert one.chain.per_assistant("lengths", read) and reads == ["已查到。", "好的。"]  # built once
+    assert one.chain.per_assistant("first characters", lambda text: (text[0],)) == (("a0", ("已",)), ("a1", ("好",)))
+    one.chain.resumed[0] = (2, False)
+    one.chain.values_held[("amount", "88232")] = (0, 2, (), ())
+    again, two = _inputs(first, second, vocabulary=vocabulary)
+    assert again.chain is one.chain  # the same chain: the same index
+    assert two.chain._base is one.chain
+    assert two.chain.per_assistant("lengths", read) == (("a0", (4,)), ("a1", (3,)), ("a2", (7,)))
+    assert reads == ["已查到。", "好的。", "好的，会提交。"]  # only the answer added since
+    # Its base's answers are read on, from a copy: the base's stay as they were.
+    assert two.chain.resumed == one.chain.resumed and two.chain.resumed is not one.chain.resumed
+    assert two.chain.values_held == one.chain.values_held and two.chain.values_held is not one.chain.values_held
+    edited = material(("右耳没声音了，订单88232。", "已查到。"), ("先别提交申请。", "好的。"))
+    other, = _inputs(edited, vocabulary=vocabulary)
+    assert other.chain._base is None and other.chain is not one.chain  # another chain: built from every message
+
+
+def test_a_chain_is_remembered_by_its_first_user_message_even_without_answers():
+    from compaction.drift.chain import chain_index, chain_keys, remembered_chain
+    from compaction.drift.reading import ChainMessage
+    from compaction.handoff.reader import Reader
+
+    reader = Reader(v.DEFAULT.extended({}))
+    users_only = chain_index(reader, [], [], chain_keys([ChainMessage("u0", 0, "左耳没声音了")], [], []))
+    empty = chain_index(reader, [], [], chain_keys([], [], []))
+    assert remembered_chain(reader, "u0") is users_only and remembered_chain(reader, None) is empty
+
+
+def test_an_abandonment_naming_no_matter_borrows_the_previous_message_s_matter_and_the_first_borrows_none():
+    from .helpers import material
+
+    d, = _inputs(material(("先不买新的了", "好的。"), ("AirPods Max现在多少钱？", "3999元。"), ("先不买新的了", "好的。"),
+                          ("左耳没声音了，订单88232。", "已查到。")), vocabulary=v.DEFAULT.extended({}))
+    assert d.users[-1].own_terms  # the latest message names a matter: the first abandonment has none before it
+    (first, named, borrowed), (later, later_named, later_borrowed) = d.abandons
+    assert (first.order, named, borrowed) == (0, frozenset(), frozenset())
+    assert (later.order, later_named) == (2, frozenset()) and later_borrowed == d.users[1].own_terms != frozenset()
