@@ -86,8 +86,11 @@ class UserReading:
     def roles(self) -> tuple[tuple[str, str], ...]:
         """Each clause with its one role (``compaction.handoff.clauses.classify``,
         the builder's reading): a hold, consent or abandonment asked as a
-        question is a question, a negated consent a hold."""
-        return tuple((clause, classify(clause, self.vocabulary)[0]) for clause in self.clauses)
+        question is a question (so is one that supposes, followed by the
+        question: ``clauses.supposed``), a negated consent a hold."""
+        roles = cl.supposed(self.clauses, [classify(clause, self.vocabulary)[0] for clause in self.clauses],
+                            self.vocabulary)
+        return tuple(zip(self.clauses, roles))
 
     def _first(self, role: str) -> str | None:
         return next((clause for clause, r in self.roles if r == role), None)

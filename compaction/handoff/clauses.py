@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from . import vocabulary as v
 from .reader import Reader
@@ -300,6 +301,22 @@ def _role(text: str, vocabulary: Reader) -> tuple[str, frozenset[str]]:
     return STATEMENT, frozenset(kinds)
 
 
+_SUPPOSABLE = frozenset({HOLD, CONSENT, ABANDON})
+
+
+def supposed(clauses: Sequence[str], roles: Sequence[str], vocabulary: v.Vocabulary | Reader = v.DEFAULT
+             ) -> list[str]:
+    """``roles`` of consecutive ``clauses`` of one message, with a go-ahead,
+    hold or drop that supposes (``vocabulary.SUPPOSE``) and is followed by a
+    question read as that question: "如果我先别提交，会怎样？" and "if I hold
+    off, what happens?" hold nothing, as "能不能先别提交？" holds nothing."""
+    out = list(roles)
+    for i in range(len(out) - 1):
+        if out[i] in _SUPPOSABLE and out[i + 1] == QUESTION and matches(vocabulary, v.SUPPOSE, clauses[i]):
+            out[i] = QUESTION
+    return out
+
+
 def read(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> list[Clause]:
     """Every clause of one user message with its role. A clause is classified
     with the question mark that closes its sentence, so "有货吗？" and
@@ -311,7 +328,9 @@ def read(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> list[Claus
         trailing = re.match(r"[？?]+", text[end:end + 2])
         role, kinds = classify(clause + (trailing.group() if trailing else ""), vocabulary)
         clauses.append(Clause(text=clause, start=start, role=role, kinds=kinds))
-    return clauses
+    roles = supposed([c.text for c in clauses], [c.role for c in clauses], vocabulary)
+    return [c if c.role == role else Clause(text=c.text, start=c.start, role=role, kinds=c.kinds)
+            for c, role in zip(clauses, roles)]
 
 
 def quotable(clause: str) -> bool:

@@ -4,7 +4,9 @@ Pure. The offline ``handoff-extractive`` builder and the drift checkers read
 a conversation with the same words: what counts as a consent, a hold or
 withdrawal, an abandonment, a question, a user condition, a request, a
 direct request to act (a requirement even when phrased as a question), an
-assistant's ask, a tool detail, a tool result's success or failure. Some
+assistant's ask, a tool detail, a tool result's success or failure, and
+(for the builder and the checks alike) an acting verb, a hedge, and a clause
+that supposes ("如果…", "if …": a hold supposed before a question asks). Some
 patterns also read how a note records these (``用户询问`` / ``user asked
 whether`` is a question, ``用户尚未提供`` an assistant's ask), because the
 drift checks read notes with the same words. Each
@@ -175,11 +177,19 @@ for _category, _by_language in _BUILDER_ADDITIONS.items():
 # verb and no hedge (or a direct request, where the vocabulary has one).
 ACTION = "action"  # a verb that acts in the world: buy, book, return, repair, submit
 UNDECIDED = "undecided"  # deliberating or supposing: 再想想 / 要是…的话 / not sure yet
-CATEGORIES = CATEGORIES + (ACTION, UNDECIDED)
+# A clause that supposes: "如果我先别提交，会怎样？" / "if I hold off, what
+# happens?" — a go-ahead, hold or drop in it, asked by the question after it,
+# is that question's (``clauses.supposed``).
+SUPPOSE = "suppose"
+CATEGORIES = CATEGORIES + (ACTION, UNDECIDED, SUPPOSE)
 BUILTIN[ACTION] = {
     ZH: (r"买|订|退|换|修|寄|办|申请|提交|取消|预约|约|改|开票|送|安排|下单|购|付|登记|上门",),
     EN: (r"\b(buy|book|order|return|cancel|change|file|submit|send|reserve|schedule|refund|replace|repair|fix|"
          r"arrange|ship|pay|purchase|register|open|close|apply|rebook|upgrade|get me|find me)\b",),
+}
+BUILTIN[SUPPOSE] = {
+    ZH: (r"如果|要是|假如|假设|万一|倘若",),
+    EN: (r"\b(if|suppose|supposing)\b",),
 }
 BUILTIN[UNDECIDED] = {
     ZH: (r"再想想|想一想|考虑考虑|考虑一下|还没(想好|决定)|再决定|回头再说|不确定|(要是|如果|假如|万一).{0,16}的话",),

@@ -39,6 +39,26 @@ def test_a_message_that_consents_and_holds_holds():
     assert _user("我同意办理。").state == "consent" and _user("好的。").state is None
 
 
+def test_a_go_ahead_hold_or_drop_that_supposes_before_a_question_is_that_question():
+    for text in ("如果我先别提交，会怎样？", "要是我同意办理，多久能好？", "If I hold off on the booking, what happens?",
+                 "Suppose I forget the upgrade, is the fee refunded?"):
+        user = _user(text)
+        assert user.state is None and not user.abandon, text
+        assert {role for _, role in user.roles} == {"question"}, text
+    # Near misses: no supposing word, or no question after it, or the supposing clause holds nothing.
+    assert _user("先别提交，会怎样？").state == "hold"
+    assert _user("如果费用超过500元，先别提交。").state == "hold"
+    assert _user("If the fee is over 50, hold off on the booking.").state == "hold"
+    assert _user("如果我先别提交，会怎样？好吧，那就先别提交。").state == "hold"
+
+
+def test_the_builder_reads_a_supposed_hold_as_the_question_too():
+    from compaction.handoff.clauses import read
+
+    assert [c.role for c in read("如果我先别提交，会怎样？")] == ["question", "question"]
+    assert [c.role for c in read("先别提交，会怎样？")] == ["hold", "question"]
+
+
 def test_a_direct_request_asked_as_a_question_is_a_statement_and_asks_nothing():
     user = _user("能不能帮我把申请提交了？寄修要多久？好的。")
     assert user.questions == (False, True, False) and user.asks_question
