@@ -62,9 +62,9 @@ def bar_chart(points, *, y_label: str, x_label: str = "generation", width: int =
     """Geometry of a bar chart with labelled axes: ``points`` are
     ``(number, value, state)`` per generation, in order. Numbers only: the
     template draws it as SVG. The y axis is ticked at 0, half and the
-    largest value (``tick_label``; ``y_label`` names the unit); the x axis at the generation numbers (at
-    most ``CHART_MAX_X_TICKS`` of them, evenly spread, first and last
-    always). Bars whose number is in ``marked`` carry ``grew`` and a mark
+    largest value (``tick_label``; ``y_label`` names the unit); the x axis
+    at the generation numbers (at most ``CHART_MAX_X_TICKS`` of them, evenly
+    spread, first and last always). Bars whose number is in ``marked`` carry ``grew`` and a mark
     above them (the chain's growth without new matters)."""
     points = list(points)
     if not points:

@@ -45,7 +45,7 @@ keeps are ``compaction.handoff.reading``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from . import vocabulary as v
@@ -329,8 +329,7 @@ def read(text: str, vocabulary: v.Vocabulary | Reader = v.DEFAULT) -> list[Claus
         role, kinds = classify(clause + (trailing.group() if trailing else ""), vocabulary)
         clauses.append(Clause(text=clause, start=start, role=role, kinds=kinds))
     roles = supposed([c.text for c in clauses], [c.role for c in clauses], vocabulary)
-    return [c if c.role == role else Clause(text=c.text, start=c.start, role=role, kinds=c.kinds)
-            for c, role in zip(clauses, roles)]
+    return [c if c.role == role else replace(c, role=role) for c, role in zip(clauses, roles)]
 
 
 def quotable(clause: str) -> bool:

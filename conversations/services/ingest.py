@@ -58,9 +58,6 @@ class StoredMessage(NamedTuple):
     revision_count: int
 
 
-_COMPARED = ("content", "status", "tool_calls", "tool_call_id", "created_at")  # written from the document
-
-
 def _message_fields_from_doc(doc) -> dict:
     return {
         "role": doc.role,
@@ -192,8 +189,7 @@ def _ingest_once(*, document: Document, actor: str) -> IngestResult:
                 )
             changed_messages.append(Message(pk=stored.pk, run_id=run_id, revision_count=revision_count,
                                             updated_at=now, **fields))
-            stored_messages[m.id] = stored._replace(run_id=run_id, revision_count=revision_count,
-                                                    **{name: fields[name] for name in _COMPARED})
+            stored_messages[m.id] = stored._replace(run_id=run_id, revision_count=revision_count, **fields)
         if new_messages:
             Message.objects.bulk_create(new_messages, batch_size=2000)
             for message in new_messages:
